@@ -1,0 +1,49 @@
+# xskbench developer entry points.  `make lab` and `make test` are all a newcomer needs.
+PYTHON ?= python3
+VENV   ?= .venv
+VPY    := $(VENV)/bin/python
+STAMP  := $(VENV)/.xskbench-installed
+# Jupyter refuses to start as root unless told it may.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
+.PHONY: venv chromium lab test lint bench clean
+
+# Idempotent: the venv is (re)installed only when pyproject.toml changes.
+venv: $(STAMP) chromium
+
+$(STAMP): pyproject.toml
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -e '.[test,lab]'
+	touch $@
+
+# Debian's chromium is needed for kaleido figure export and the browser test.
+# It comes from apt, never from a download at run time.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then \
+	    :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "chromium missing: installing Debian's chromium with apt-get"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	else \
+	    echo "note: chromium not found and not root (or no apt-get); skipping install." \
+	         "Figure export and browser tests need it: apt-get install -y chromium"; \
+	fi
+
+lab: venv
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=notebooks $(ALLOW_ROOT) \
+	    --LabApp.default_url=/lab/tree/index.ipynb
+
+test: venv
+	$(VPY) -m pytest -n 2
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VPY) tools/strip_notebooks.py --check notebooks/*.ipynb
+
+bench: venv
+	$(VPY) benchmarks/bench.py
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis out
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+	find . -path ./$(VENV) -prune -o -name .ipynb_checkpoints -type d -exec rm -rf {} +

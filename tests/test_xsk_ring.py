@@ -1,0 +1,307 @@
+"""The numba AF_XDP ring against its plain-Python twin and a logical oracle.
+
+The state machine drives both rings with the same random operations and checks, after every
+step, that their states agree and that an independent oracle (sequence numbers and
+publish/release times, no indices or caches) agrees with what each side is allowed to see.
+"""
+from collections import deque
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
+
+from xskbench.kernels import xsk_ring as xr
+from xskbench.kernels.xsk_ring_ref import M32, XskRingRef, arena_state
+
+OFF = 7  # ring offset inside the arena: catches kernels that ignore ``o``
+
+
+def _length(addr):
+    return (addr * 37) % 4000 + 64
+
+
+def _new(size, start):
+    m = np.zeros(OFF + xr.ring_words(size) + 5, dtype=np.int64)
+    m[:OFF] = -1
+    m[-5:] = -1
+    xr.ring_init(m, OFF, size, start)
+    return m, XskRingRef(size, start)
+
+
+# mostly 2..64 (where rings fill and wrap within a run), sometimes 1 or large
+SIZES = st.sampled_from([2, 4, 8, 16, 32, 64] * 3 + [1, 128, 256, 1024, 4096])
+STARTS = st.one_of(st.integers(1, 12).map(lambda k: 2**32 - k),
+                   st.integers(1, 32).map(lambda k: 2**32 - k),
+                   st.sampled_from([0, 1, 2**31, 2**32 - 1, 2**32 + 3]),
+                   st.integers(0, 2**32 - 1))
+COUNTS = st.one_of(st.integers(0, 9), st.sampled_from([0.25, 0.5, 1.0, 1.25]))  # or * size
+DT = st.one_of(st.integers(0, 5), st.integers(0, 40))
+
+
+class RingMachine(RuleBasedStateMachine):
+    @initialize(size=SIZES, start=STARTS, tp=st.integers(0, 100), tc=st.integers(0, 100))
+    def init(self, size, start, tp, tc):
+        self.size, self.start = size, start & M32
+        self.m, self.ref = _new(size, start)
+        self.tp, self.tc = tp, tc  # the two sides' clocks (either may be ahead)
+        self.next_addr = 1
+        self.last_read = 0
+        # oracle, in sequence numbers counted from ``start``
+        self.n_res = 0  # reserved (net of cancels) == p_prod - start
+        self.pending = []  # reserved, unsubmitted: addr or None (unwritten)
+        self.pubs = []  # (cum published, time) per submit
+        self.rels = []  # (cum released, time) per release
+        self.n_pub = self.n_peeked = self.n_rel = 0
+        self.entries = {}  # seq -> (addr, t_pub) for published, not-yet-released entries
+        self.unread = deque()  # peeked seqs not yet read
+
+    def _n(self, spec):
+        return spec if isinstance(spec, int) else int(spec * self.size)
+
+    @staticmethod
+    def _seen(events, now):
+        return max((c for c, t in events if t <= now), default=0)
+
+    def _true_free(self):
+        return self.size - (self.n_res - self._seen(self.rels, self.tp))
+
+    def _true_avail(self):
+        return self._seen(self.pubs, self.tc) - self.n_peeked
+
+    # --- clocks and probes -------------------------------------------------------------
+    @rule(consumer=st.booleans(), dt=DT, overtake=st.booleans())
+    def tick(self, consumer, dt, overtake):
+        """Advance one side's clock by ``dt``, or (``overtake``) to ``dt`` past the other's."""
+        if consumer:
+            self.tc = max(self.tc, self.tp) + dt if overtake else self.tc + dt
+        else:
+            self.tp = max(self.tp, self.tc) + dt if overtake else self.tp + dt
+
+    @rule(consumer=st.booleans(), spec=COUNTS)
+    def probe(self, consumer, spec):
+        """prod_nb_free / cons_nb_avail on their own (they move the cached views too)."""
+        n = self._n(spec)
+        if consumer:
+            got = xr.cons_nb_avail(self.m, OFF, n, self.tc)
+            assert got == self.ref.cons_nb_avail(n, self.tc)
+            assert got == min(n, self._true_avail())
+        else:
+            got = xr.prod_nb_free(self.m, OFF, n, self.tp)
+            assert got == self.ref.prod_nb_free(n, self.tp)
+            assert min(n, self._true_free()) <= got <= self._true_free()
+
+    # --- producer ------------------------------------------------------------------------
+    @rule(spec=COUNTS)
+    def reserve(self, spec):
+        n = self._n(spec)
+        k, idx = xr.prod_reserve(self.m, OFF, n, self.tp)
+        assert (k, idx) == self.ref.prod_reserve(n, self.tp)
+        assert k == min(n, self._true_free())
+        assert idx == (self.start + self.n_res) & M32
+        self.n_res += k
+        self.pending += [None] * k
+
+    @precondition(lambda self: None in self.pending)
+    @rule(count=st.integers(1, 64))
+    def write(self, count):
+        first = self.pending.index(None) if None in self.pending else len(self.pending)
+        for j in range(first, min(first + count, len(self.pending))):
+            idx = (self.start + self.n_pub + j) & M32
+            a = self.next_addr
+            self.next_addr += 1
+            xr.ring_write(self.m, OFF, idx, a, _length(a))
+            self.ref.write(idx, a, _length(a))
+            self.pending[j] = a
+
+    @precondition(lambda self: None not in self.pending)
+    @rule()
+    def submit(self):
+        xr.prod_submit(self.m, OFF, self.tp)
+        self.ref.prod_submit(self.tp)
+        for a in self.pending:
+            self.entries[self.n_pub] = (a, self.tp)
+            self.n_pub += 1
+        self.pending = []
+        self.pubs.append((self.n_pub, self.tp))
+
+    @precondition(lambda self: self.pending)
+    @rule(data=st.data())
+    def cancel(self, data):
+        n = data.draw(st.integers(1, len(self.pending)))
+        xr.prod_cancel(self.m, OFF, n)
+        self.ref.prod_cancel(n)
+        del self.pending[-n:]
+        self.n_res -= n
+
+    @rule(spec=COUNTS, submit=st.booleans())
+    def produce(self, spec, submit):
+        """The usual producer loop: reserve, fill, (maybe) submit."""
+        self.reserve(spec)
+        self.write(len(self.pending))
+        if submit:
+            self.submit()
+
+    # --- consumer ------------------------------------------------------------------------
+    @rule(spec=COUNTS)
+    def peek(self, spec):
+        n = self._n(spec)
+        k, idx = xr.cons_peek(self.m, OFF, n, self.tc)
+        assert (k, idx) == self.ref.cons_peek(n, self.tc)
+        assert k == min(n, self._true_avail())  # all it may see at tc, no more, no less
+        assert idx == (self.start + self.n_peeked) & M32
+        for s in range(self.n_peeked, self.n_peeked + k):
+            assert self.entries[s][1] <= self.tc  # causality: published by the consumer's now
+            self.unread.append(s)
+        self.n_peeked += k
+
+    @precondition(lambda self: self.unread)
+    @rule(count=st.integers(1, 64))
+    def read(self, count):
+        for _ in range(min(count, len(self.unread))):
+            s = self.unread.popleft()
+            idx = (self.start + s) & M32
+            addr, length = xr.ring_addr(self.m, OFF, idx), xr.ring_len(self.m, OFF, idx)
+            assert (addr, length) == self.ref.read(idx)
+            assert (addr, length) == (self.entries[s][0], _length(addr))  # written + submitted
+            assert addr > self.last_read  # FIFO
+            self.last_read = addr
+
+    @rule()
+    def release(self):
+        xr.cons_release(self.m, OFF, self.tc)
+        self.ref.cons_release(self.tc)
+        self.unread.clear()  # peeked but unread entries are dropped with the release
+        for s in range(self.n_rel, self.n_peeked):
+            del self.entries[s]
+        self.n_rel = self.n_peeked
+        self.rels.append((self.n_rel, self.tc))
+
+    @rule(spec=COUNTS, release=st.booleans())
+    def consume(self, spec, release):
+        """The usual consumer loop: peek, read, (maybe) release."""
+        self.peek(spec)
+        self.read(len(self.unread))
+        if release:
+            self.release()
+
+    # --- flags ---------------------------------------------------------------------------
+    @rule(on=st.booleans())
+    def flag(self, on):
+        xr.set_flag(self.m, OFF, on)
+        self.ref.set_flag(on)
+        assert xr.needs_wakeup(self.m, OFF) == self.ref.needs_wakeup() == on
+
+    # --- invariants ----------------------------------------------------------------------
+    @invariant()
+    def same_state(self):
+        st_ = arena_state(self.m, OFF)
+        assert st_ == self.ref.state()
+        assert all(0 <= w <= M32 for w in st_[:6])
+        assert (self.m[:OFF] == -1).all() and (self.m[-5:] == -1).all()
+
+    @invariant()
+    def occupancy(self):
+        e = xr.ring_entries(self.m, OFF)
+        assert e == self.ref.entries() == self.n_pub - self.n_rel
+        assert 0 <= e <= self.size
+        assert 0 <= self.n_res - self.n_rel <= self.size
+
+
+RingMachine.TestCase.settings = settings(
+    max_examples=200, stateful_step_count=50, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+TestRingMachine = RingMachine.TestCase
+
+
+# --- explicit cases ---------------------------------------------------------------------
+@pytest.mark.parametrize("size,start", [(4, 2**32 - 3), (8, 2**32 - 8), (1, 2**32 - 1),
+                                        (16, 2**32 - 1)])
+def test_wraps_across_2_32(size, start):
+    m, ref = _new(size, start)
+    seen, addr, t = [], 0, 0
+    for _ in range(5):  # five full ring cycles
+        t += 1
+        k, idx = xr.prod_reserve(m, OFF, size, t)
+        assert (k, idx) == ref.prod_reserve(size, t) and k == size
+        for j in range(k):
+            addr += 1
+            xr.ring_write(m, OFF, (idx + j) & M32, addr, _length(addr))
+            ref.write((idx + j) & M32, addr, _length(addr))
+        assert xr.prod_reserve(m, OFF, 1, t) == ref.prod_reserve(1, t) == (0, (idx + k) & M32)
+        xr.prod_submit(m, OFF, t)
+        ref.prod_submit(t)
+        assert xr.ring_entries(m, OFF) == ref.entries() == size
+        k, idx = xr.cons_peek(m, OFF, size + 3, t)
+        assert (k, idx) == ref.cons_peek(size + 3, t) and k == size
+        seen += [int(xr.ring_addr(m, OFF, (idx + j) & M32)) for j in range(k)]
+        xr.cons_release(m, OFF, t)
+        ref.cons_release(t)
+        assert xr.ring_entries(m, OFF) == ref.entries() == 0
+        assert arena_state(m, OFF) == ref.state()
+    assert seen == list(range(1, 5 * size + 1))
+    end = (start + 5 * size) & M32
+    assert end < start  # the indices did wrap
+    # the producer has not needed to look at the last release yet: its cached view lags
+    assert arena_state(m, OFF)[:6] == (end, end, end, (end - size) & M32, end, end)
+
+
+def test_prod_nb_free_refreshes_only_when_needed():
+    m, ref = _new(8, 2**32 - 2)
+    refresh = lambda: m[OFF + xr.R_REFRESH]  # noqa: E731
+    assert xr.prod_nb_free(m, OFF, 8, 0) == 8 and refresh() == 0  # empty cached view suffices
+    assert xr.prod_reserve(m, OFF, 6, 0)[0] == 6 and refresh() == 0
+    xr.prod_submit(m, OFF, 0)
+    assert xr.cons_peek(m, OFF, 6, 0)[0] == 6 and refresh() == 1  # consumer had to refresh
+    xr.cons_release(m, OFF, 0)
+    assert xr.prod_nb_free(m, OFF, 2, 0) == 2 and refresh() == 1  # 2 cached free suffice
+    assert m[OFF + xr.R_PCCONS] == (2**32 - 2)  # ... so the release is not seen yet
+    assert xr.prod_nb_free(m, OFF, 3, 0) == 8 and refresh() == 2  # 2 < 3: refresh, all free
+    assert m[OFF + xr.R_PCCONS] == m[OFF + xr.R_CONS] == 4
+    assert xr.prod_nb_free(m, OFF, 8, 0) == 8 and refresh() == 2
+    assert xr.prod_nb_free(m, OFF, 9, 0) == 8 and refresh() == 3  # can never suffice
+    for n, now in ((8, 0), (6, 0), (2, 0), (3, 0), (8, 0), (9, 0)):
+        if n == 6:
+            assert ref.prod_reserve(6, now) == (6, 2**32 - 2)
+            ref.prod_submit(now)
+            ref.cons_peek(6, now)
+            ref.cons_release(now)
+        else:
+            ref.prod_nb_free(n, now)
+    assert arena_state(m, OFF) == ref.state()
+
+
+def test_causality_both_directions():
+    m, ref = _new(4, 2**32 - 1)
+    for ring in ("numba", "ref"):
+        if ring == "numba":
+            def call(name, *a):
+                return getattr(xr, name)(m, OFF, *a)
+        else:
+            def call(name, *a):
+                return getattr(ref, name)(*a)
+        assert call("prod_reserve", 4, 0)[0] == 4
+        call("prod_submit", 100)
+        assert call("cons_nb_avail", 4, 50) == 0  # consumer at 50: the t=100 submit unseen
+        assert call("cons_peek", 4, 99)[0] == 0
+        assert call("cons_peek", 4, 100) == (4, 2**32 - 1)  # at 100 it sees all of them
+        call("cons_release", 200)
+        assert call("prod_nb_free", 1, 150) == 0  # producer at 150: the t=200 release unseen
+        assert call("prod_reserve", 1, 199)[0] == 0
+        assert call("prod_nb_free", 1, 200) == 4
+        # a later submit is invisible to a consumer still at an earlier time
+        assert call("prod_reserve", 2, 300)[0] == 2
+        call("prod_submit", 300)
+        assert call("prod_reserve", 2, 300)[0] == 2
+        call("prod_submit", 400)
+        assert call("cons_peek", 4, 350) == (2, 3)  # only the t=300 batch
+        assert call("cons_peek", 4, 400) == (2, 5)
+    assert arena_state(m, OFF) == ref.state()

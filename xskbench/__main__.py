@@ -1,0 +1,5 @@
+"""``python -m xskbench``."""
+
+from xskbench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Calibration: fit op costs to published results, and the only writer of cost profiles.
+
+A published row says a context spends U % of a CPU at rate R on an f GHz testbed, i.e.
+U·f/R cycles per packet. The emulation counts each op per packet in that context, so each
+row is linear in the op costs: Σ calls/pkt · call_cost + bytes/pkt · byte_cost = U·f/R.
+Rows are scaled to relative error; weak ridge rows keep every op near its documented prior
+where the data say nothing. Non-negative least squares solves it; the scenarios are then
+re-emulated with the new costs (counts depend on timing) until the costs stop moving.
+One op table serves every testbed: a testbed adds only its CPU frequency.
+"""
+import csv
+import json
+
+import numpy as np
+import yaml
+from scipy.optimize import nnls
+
+from . import costs, ops
+from .paths import COSTS_DIR, DATA_DIR
+
+RIDGE = 0.05        # weight of the priors against the published rows (relative units)
+MAX_ITER = 8
+CONVERGED = 0.005   # largest relative change of any cost that counts as settled
+
+
+def read_rows(path=DATA_DIR / "published.csv"):
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f)]
+
+
+def scenarios():
+    return yaml.safe_load((DATA_DIR / "scenarios.yaml").read_text())
+
+
+def testbeds():
+    return yaml.safe_load((DATA_DIR / "testbeds.yaml").read_text())
+
+
+def _emulate(name, prof):
+    """Run a scenario with the given in-memory profile; returns the Result."""
+    from .devices import DEVICES
+    from .results import collect
+
+    cfg = _cfg_unchecked(name)
+    dev = DEVICES[cfg.device]
+    hz = testbeds()[scenarios()[name]["testbed"]]["cpu_ghz"] * 1e9
+    cc, cb = prof.arrays()
+    mach = dev.setup(cfg, hz, cc, cb)
+    dev.simulate(mach, cc, cb)
+    return collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+
+
+def _cfg_unchecked(name):
+    """The scenario's config without requiring its profile file to exist yet."""
+    from .config import RunConfig
+
+    d = json.loads(json.dumps(scenarios()[name]["config"]))
+    return RunConfig.from_dict({k: v for k, v in d.items() if k != "testbed"})
+
+
+def row_target(row, res):
+    """(cycles per packet the row demands, the emulated per-packet op vector) for a row."""
+    hz = res.hz
+    rate = float(row["rate"] or row["value"])
+    util = 100.0 if row["metric"] == "pps" else float(row["value"])
+    pkts = max(res.counters["rx_packets"], res.counters["tx_packets"], 1)
+    ctx = row["context"]
+    sel = [i for i, lab in enumerate(res.labels)
+           if lab == ctx or f"cpu{res.label_cpu[i]}" == ctx]
+    if not sel:
+        raise ValueError(f"published row {row['id']}: no context {ctx!r} in {res.labels}")
+    calls = res.op_calls[sel].sum(axis=0) / pkts
+    nbytes = res.op_bytes[sel].sum(axis=0) / pkts
+    return util / 100.0 * hz / rate, np.concatenate([calls, nbytes])
+
+
+def fit(rows=None, verbose=False):
+    """Fit the shared op costs; returns (call, byte, report rows)."""
+    priors = costs.read_priors()
+    rows = [r for r in (rows or read_rows()) if r["kind"] == "fit"]
+    n = ops.N_OPS
+    prior = np.array([priors[o][0] for o in ops.NAMES] + [priors[o][1] for o in ops.NAMES])
+    x = prior.copy()
+    for it in range(MAX_ITER):
+        prof = _profile("fit", 1.0, x, priors)
+        A, b = [], []
+        for r in rows:
+            target, vec = row_target(r, _emulate(r["scenario"], prof))
+            A.append(vec / target)
+            b.append(1.0)
+        free = prior > 0  # an op without a prior cost (e.g. no per-byte part) stays at zero
+        R = np.diag(np.where(free, RIDGE / np.where(free, prior, 1.0), 1.0))
+        AA = np.vstack([np.array(A).reshape(len(A), 2 * n), R]) if A else R
+        bb = np.concatenate([np.array(b), RIDGE * free.astype(float)])
+        new, _ = nnls(AA, bb)
+        change = np.max(np.abs(new - x) / np.maximum(x, 1e-9)) if rows else 0.0
+        x = new
+        if verbose:
+            print(f"iteration {it + 1}: largest cost change {100 * change:.2f} %")
+        if change < CONVERGED:
+            break
+    return x[:n], x[n:], priors
+
+
+def _profile(name, ghz, x, priors):
+    n = ops.N_OPS
+    return costs.Profile(name, ghz, dict(zip(ops.NAMES, x[:n])), dict(zip(ops.NAMES, x[n:])),
+                         {o: priors[o][2] for o in ops.NAMES}, {})
+
+
+def residuals(rows, call, byte, priors):
+    """Re-emulate every row with the fitted costs: (row, emulated, relative error)."""
+    prof = _profile("fit", 1.0, np.concatenate([call, byte]), priors)
+    out = []
+    for r in rows:
+        res = _emulate(r["scenario"], prof)
+        target, vec = row_target(r, res)
+        emulated_cyc = float(vec @ np.concatenate([call, byte]))
+        out.append({"id": r["id"], "kind": r["kind"], "target_cycles_per_pkt": target,
+                    "emulated_cycles_per_pkt": emulated_cyc,
+                    "error": emulated_cyc / target - 1.0, "tolerance": float(r["tolerance"])})
+    return out
+
+
+def calibrate(out_dir=COSTS_DIR, verbose=True):
+    """Fit, check the fitted rows are within tolerance, write one profile per testbed."""
+    rows = read_rows()
+    call, byte, priors = fit(rows, verbose=verbose)
+    fitted = [r for r in rows if r["kind"] == "fit"]
+    res = residuals(fitted, call, byte, priors)
+    bad = [r for r in res if abs(r["error"]) > r["tolerance"]]
+    if bad:
+        raise ValueError("fit residuals exceed tolerance: " + ", ".join(
+            f"{r['id']} {100 * r['error']:+.1f} %" for r in bad))
+    fitted_ids = {r["id"] for r in fitted}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for tb, spec in testbeds().items():
+        doc = {"testbed": tb, "cpu_ghz": spec["cpu_ghz"], "about": spec.get("about", ""),
+               "ops": {o: {"call": round(float(call[i]), 4), "byte": round(float(byte[i]), 5),
+                           "source": ("fitted to " + ", ".join(sorted(fitted_ids)) +
+                                      "; prior: " + priors[o][2]) if fitted_ids
+                           else "prior: " + priors[o][2]}
+                       for i, o in enumerate(ops.NAMES)},
+               "fit_rows": sorted(fitted_ids), "residuals": res}
+        doc["inputs_hash"] = costs.inputs_hash(doc)
+        path = out_dir / f"{tb}.json"
+        path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        written.append(path)
+        if verbose:
+            print(f"wrote {path.relative_to(DATA_DIR.parent)}")
+    return written

@@ -1,0 +1,205 @@
+"""RunConfig: a device, its mode and one instance of every section in ``SECTIONS``.
+
+The class is assembled from :data:`xskbench.sections.SECTIONS`, so a new section shows up here
+(fields, JSON, overrides) without edits to this module.
+"""
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from xskbench.fields import coerce, field_info, fmt
+from xskbench.sections import SECTIONS, section_class
+
+#: Device -> supported modes; the first one is the device's natural default.
+DEVICE_MODES: dict[str, tuple[str, ...]] = {
+    "null": ("zerocopy", "copy"),
+    "virtio-net": ("zerocopy", "copy", "pmd"),
+    "tun": ("copy", "zerocopy"),
+    "veth": ("udp", "copy", "zerocopy"),
+}
+
+#: Extra cross-field checks registered by device modules: ``check(cfg)`` raises ValueError.
+EXTRA_CHECKS: list[Callable[[Any], None]] = []
+
+XDP_PACKET_HEADROOM = 256  # bytes the kernel reserves in front of every XDP frame
+
+_SCALARS = ("device", "mode")
+
+
+def _listing(names: Iterable[Any]) -> str:
+    return ", ".join(map(repr, names))
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())
+
+
+def check_combination(cfg: Any) -> None:
+    """Cross-field checks (all reported at once), then the device modules' EXTRA_CHECKS."""
+    x, w = cfg.xsk, cfg.workload
+    room = x.frame_size - x.headroom - XDP_PACKET_HEADROOM
+    problems = [msg for bad, msg in (
+        (x.batch_size > x.tx_size,
+         f"xsk.batch_size={x.batch_size} must be <= xsk.tx_size={x.tx_size}"),
+        (x.batch_size > x.fill_size,
+         f"xsk.batch_size={x.batch_size} must be <= xsk.fill_size={x.fill_size}"),
+        (w.packet_size > room,
+         f"workload.packet_size={w.packet_size} must be <= xsk.frame_size - xsk.headroom - "
+         f"{XDP_PACKET_HEADROOM} (XDP_PACKET_HEADROOM) = {room}"),
+        (w.warmup_s >= w.duration_s,
+         f"workload.warmup_s={fmt(w.warmup_s)} must be < workload.duration_s={fmt(w.duration_s)}"),
+        (x.umem_frames < x.fill_size,
+         f"xsk.umem_frames={x.umem_frames} must be >= xsk.fill_size={x.fill_size} "
+         "so that the fill ring can be filled"),
+    ) if bad]
+    if problems:
+        raise ValueError("; ".join(problems))
+    for check in EXTRA_CHECKS:
+        check(cfg)
+
+
+class _RunConfigMethods:
+    """Behaviour of RunConfig; the fields are added by ``make_dataclass`` below."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.device, str) or self.device not in DEVICE_MODES:
+            raise ValueError(f"device={self.device!r}: must be one of {_listing(DEVICE_MODES)}")
+        modes = DEVICE_MODES[self.device]
+        if self.mode not in modes:
+            raise ValueError(f"mode={self.mode!r}: device {self.device!r} supports "
+                             f"{_listing(modes)}")
+        for name, cls in SECTIONS.items():
+            if not isinstance(getattr(self, name), cls):
+                raise ValueError(f"{name}={getattr(self, name)!r}: must be a {cls.__name__}")
+        check_combination(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested plain dict: ``{"device", "mode", "xsk": {...}, ...}``."""
+        return {name: getattr(self, name) for name in _SCALARS} | {
+            name: dataclasses.asdict(getattr(self, name)) for name in SECTIONS}
+
+    def to_json(self, indent: int | None = 1) -> str:
+        """Stable JSON (sorted keys)."""
+        return json.dumps(self.to_dict(), sort_keys=True, indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, parse_strings: bool = False) -> "RunConfig":
+        """Build from a (partial) nested dict; missing keys take their defaults.
+
+        With ``parse_strings``, string values of non-str fields are parsed as on the command
+        line - YAML reads ``1e9`` or ``unbounded`` as strings.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"config must be a mapping, not {type(data).__name__}")
+        kwargs = {}
+        for key, value in data.items():
+            if key in _SCALARS:
+                kwargs[key] = value
+            elif key in SECTIONS:
+                kwargs[key] = _section_from_dict(SECTIONS[key], value, parse_strings)
+            else:
+                raise ValueError(f"unknown key {key!r}; allowed: {_listing(_keys())}")
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunConfig":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"malformed JSON: {err}") from None
+        return cls.from_dict(data)
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        """Copy with changes: ``cfg.replace(mode="copy", **{"xsk.tx_size": 512})``.
+
+        All changes are applied at once, so the cross checks only see the final combination.
+        """
+        top: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in changes.items():
+            section, dot, name = key.partition(".")
+            if dot:
+                field_info(section_class(section), name)  # unknown names -> ValueError
+                nested.setdefault(section, {})[name] = value
+            elif key in _keys():
+                top[key] = value
+            else:
+                raise ValueError(f"unknown key {key!r}; allowed: {_listing(_keys())}")
+        for section, values in nested.items():
+            top[section] = dataclasses.replace(top.get(section, getattr(self, section)), **values)
+        return dataclasses.replace(self, **top)
+
+    def override(self, assignments: Iterable[str]) -> "RunConfig":
+        """Copy with command-line assignments ``["xsk.tx_size=512", "mode=copy", ...]``."""
+        changes = {}
+        for item in assignments:
+            key, eq, text = item.partition("=")
+            key = key.strip()
+            section, dot, name = key.partition(".")
+            if dot:
+                changes[key] = coerce(section_class(section), name, text)
+            elif eq and key in _SCALARS:
+                changes[key] = text.strip()
+            else:
+                raise ValueError(f"{item!r}: expected SECTION.FIELD=VALUE, device=... or mode=...")
+        return self.replace(**changes)
+
+
+def _keys() -> tuple[str, ...]:
+    return _SCALARS + tuple(SECTIONS)
+
+
+def _section_from_dict(cls: type, data: Any, parse_strings: bool) -> Any:
+    if not isinstance(data, dict):
+        raise ValueError(f"{cls.SECTION} must be a mapping, not {type(data).__name__}")
+    for name in data:
+        field_info(cls, name)  # unknown names -> ValueError listing the allowed ones
+    if parse_strings:
+        data = {k: coerce(cls, k, v) if isinstance(v, str) else v for k, v in data.items()}
+    return cls(**data)
+
+
+RunConfig = dataclasses.make_dataclass(
+    "RunConfig",
+    [("device", str, dataclasses.field(default="null")),
+     ("mode", str, dataclasses.field(default="zerocopy"))]
+    + [(name, cls, dataclasses.field(default_factory=cls)) for name, cls in SECTIONS.items()],
+    bases=(_RunConfigMethods,),
+    frozen=True,
+    # Keep it importable (pickle, multiprocessing) as xskbench.config.RunConfig.
+    namespace={"__module__": __name__,
+               "__doc__": "Everything that defines one emulated run (frozen, validated)."},
+)
+
+from_dict = RunConfig.from_dict
+from_json = RunConfig.from_json
+replace = RunConfig.replace
+override = RunConfig.override
+
+
+def load(path: str | Path) -> "RunConfig":
+    """Read a .json or .yaml/.yml config (partial configs take defaults)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".json", ".yaml", ".yml"):
+        raise ValueError(f"{path}: unknown config format {suffix!r}; use .json, .yaml or .yml")
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ValueError(f"cannot read {path}: {err.strerror}") from None
+    is_json = suffix == ".json"
+    try:
+        data = json.loads(text) if is_json else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        kind = "JSON" if is_json else "YAML"
+        raise ValueError(f"{path}: malformed {kind}: {_one_line(err)}") from None
+    try:
+        # An empty YAML file means "all defaults".
+        return RunConfig.from_dict({} if data is None else data, parse_strings=not is_json)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None

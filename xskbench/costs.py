@@ -1,0 +1,69 @@
+"""Cost profiles: cycles per call and per byte for every op, per testbed.
+
+A profile (``data/costs/<testbed>.json``) is written only by :mod:`xskbench.calibrate`; it
+records the frequency, each op's costs with where they come from, the rows it was fitted to
+and a hash of the fit inputs, so an edit by hand is detected.
+"""
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ops
+from .kernels.layout import MC
+from .paths import COSTS_DIR, DATA_DIR
+
+PRIORS = DATA_DIR / "op_priors.csv"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    cpu_ghz: float
+    call: dict      # op name -> cycles per call
+    byte: dict      # op name -> cycles per byte
+    source: dict    # op name -> provenance
+    meta: dict      # the whole JSON document
+
+    def arrays(self):
+        """The cost arrays the kernels take: int64 millicycles per call and per byte."""
+        cc = np.array([round(self.call.get(n, 0.0) * MC) for n in ops.NAMES], dtype=np.int64)
+        cb = np.array([round(self.byte.get(n, 0.0) * MC) for n in ops.NAMES], dtype=np.int64)
+        return cc, cb
+
+
+def read_priors(path=PRIORS):
+    """op -> (call, byte, source) from the hand-written prior table (literature values)."""
+    import csv
+
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["op"] and not r["op"].startswith("#")]
+    unknown = sorted({r["op"] for r in rows} - set(ops.NAMES))
+    if unknown:
+        raise ValueError(f"{path.name}: unknown ops {unknown}")
+    return {r["op"]: (float(r["call"]), float(r["byte"]), r["source"]) for r in rows}
+
+
+def inputs_hash(doc):
+    """Hash of what a fit consumed (priors, rows, op costs) — a hand edit changes it."""
+    body = {k: doc[k] for k in ("testbed", "cpu_ghz", "ops", "fit_rows")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def load(name):
+    path = COSTS_DIR / f"{name}.json"
+    if not path.exists():
+        have = ", ".join(sorted(p.stem for p in COSTS_DIR.glob("*.json"))) or "none"
+        raise ValueError(f"testbed.profile={name!r}: no cost profile {path.name}; have: {have}")
+    doc = json.loads(path.read_text())
+    if doc.get("inputs_hash") != inputs_hash(doc):
+        raise ValueError(f"cost profile {path.name} was edited by hand (its hash does not "
+                         f"match); rerun `xskbench calibrate`")
+    missing = [n for n in ops.NAMES if n not in doc["ops"]]
+    if missing:
+        raise ValueError(f"cost profile {path.name} lacks ops {missing}; rerun calibrate")
+    return Profile(name, float(doc["cpu_ghz"]),
+                   {k: v["call"] for k, v in doc["ops"].items()},
+                   {k: v["byte"] for k, v in doc["ops"].items()},
+                   {k: v["source"] for k, v in doc["ops"].items()}, doc)

@@ -1,0 +1,35 @@
+"""The null device: an ideal NIC (wire rate, one descriptor ring each way) with one NAPI
+context, so the AF_XDP core runs before any virtual device exists."""
+from ..kernels import null_dev as k
+from ..kernels.layout import MC
+from ..machine import Context, build, start_app
+
+
+def setup(cfg, hz, cc, cb):
+    n = cfg.null
+    contexts = (Context("app", n.app_cpu),
+                Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd"))
+    mach = build(cfg, hz, contexts, extra_labels={"sys": n.app_cpu},
+                 dev_words={"null_txq": 2 * n.ring_size, "null_rxq": 3 * n.ring_size})
+    m = mach.m
+    mc_per_s = hz * MC
+    line_gap = round(mc_per_s / n.line_rate_pps)
+    rate = cfg.workload.rate_pps
+    m[k.D_TXQ], m[k.D_RXQ] = mach.rings["null_txq"], mach.rings["null_rxq"]
+    m[k.D_CAP], m[k.D_LINE_GAP] = n.ring_size, line_gap
+    m[k.D_ARR_GAP] = line_gap if rate is None else max(line_gap, round(mc_per_s / rate))
+    m[k.D_BUDGET] = n.napi_budget
+    m[k.D_IRQ_DELAY] = round(n.irq_delay_ns * 1e-9 * mc_per_s)
+    m[k.D_L_SYS] = mach.label("sys")
+    start_app(mach, cfg, cc, cb, k.APP, k.NAPI)
+    return mach
+
+
+def simulate(mach, cc, cb):
+    k.simulate(mach.m, cc, cb)
+
+
+def packets_in_flight(mach):
+    """Packets inside the NIC: on the TX wire queue, or received and not yet polled."""
+    m = mach.m
+    return int(m[k.D_TX_HEAD] - m[k.D_TX_TAIL] + m[k.D_RX_FILL] - m[k.D_RX_DONE])

@@ -1,0 +1,438 @@
+"""The AF_XDP core: the application's loops (xdpsock txonly / rxdrop / l2fwd) and the
+kernel's xsk functions a driver calls (net/xdp/xsk.c, xsk_buff_pool.c, xsk_queue.h).
+
+Every UMEM frame has exactly one owner at every moment (``OWN_*``); each move below
+updates it, so the books can be checked at any time. Nothing here knows a device: drivers
+call these functions and do their own transmit and receive.
+"""
+import math
+
+from numba import njit
+
+from .. import ops as op
+from .. import stats as st
+from .engine import charge, count, now
+from .layout import (
+    H_APPSTK,
+    H_APPSTK_N,
+    H_BATCH,
+    H_CQ,
+    H_FLEN,
+    H_FQ,
+    H_FRAME,
+    H_FTS,
+    H_GAP,
+    H_HEADROOM,
+    H_LAT,
+    H_NEEDWAKE,
+    H_OUTSTANDING,
+    H_OWN,
+    H_PKTLEN,
+    H_POOL,
+    H_POOL_N,
+    H_RX,
+    H_SCR,
+    H_SENT_SEQ,
+    H_START_T,
+    H_TX,
+    H_WORKLOAD,
+    H_ZC,
+    LAT_BINS,
+    OWN_APP,
+    OWN_CQ,
+    OWN_DEV,
+    OWN_FQ,
+    OWN_POOL,
+    OWN_RX,
+    OWN_SKB,
+    OWN_TX,
+    WL_L2FWD,
+    WL_RXDROP,
+    WL_TXONLY,
+)
+from .xsk_ring import (
+    cons_cancel,
+    cons_peek,
+    cons_release,
+    needs_wakeup,
+    prod_cancel,
+    prod_nb_free,
+    prod_reserve,
+    prod_submit,
+    prod_submit_n,
+    ring_addr,
+    ring_len,
+    ring_write,
+    set_flag,
+)
+
+# what the application asks of the kernel after an iteration (a device runs the syscall)
+KICK_TX = 1  # sendto(): copy mode xmits inside it, zero-copy calls ndo_xsk_wakeup
+KICK_RX = 2  # recvfrom()/poll(): wake RX (fill ring needs refilling or busy poll)
+
+
+# --- frames -----------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def frame_of(m, addr):
+    return addr // m[H_FRAME]
+
+
+@njit(cache=True, inline="always")
+def own(m, addr, who):
+    m[m[H_OWN] + addr // m[H_FRAME]] = who
+
+
+@njit(cache=True)
+def app_push(m, addr):
+    m[m[H_APPSTK] + m[H_APPSTK_N]] = addr
+    m[H_APPSTK_N] += 1
+    own(m, addr, OWN_APP)
+
+
+@njit(cache=True)
+def app_pop(m):
+    m[H_APPSTK_N] -= 1
+    return m[m[H_APPSTK] + m[H_APPSTK_N]]
+
+
+@njit(cache=True)
+def pool_push(m, addr):
+    """xsk_buff_free: a driver-held buffer goes to the pool's free list, not the fill ring."""
+    m[m[H_POOL] + m[H_POOL_N]] = addr
+    m[H_POOL_N] += 1
+    own(m, addr, OWN_POOL)
+
+
+@njit(cache=True)
+def latency_sample(m, t0):
+    """Record now - t0 (cycles) in a histogram with 4 bins per octave."""
+    cyc = (now(m) - t0) // 1000
+    b = 0 if cyc < 1 else min(LAT_BINS - 1, int(4.0 * math.log2(cyc)) + 1)
+    m[m[H_LAT] + b] += 1
+
+
+# --- application side (xdpsock / libxdp) -------------------------------------------------
+@njit(cache=True)
+def app_fill(m, cc, cb):
+    """Give the application's free frames to the fill ring (xsk_populate_fill_ring and the
+    refill after receive)."""
+    n = m[H_APPSTK_N]
+    if n == 0:
+        return 0
+    fq = m[H_FQ]
+    k, idx = prod_reserve(m, fq, n, now(m))
+    if k == 0:
+        count(m, st.FILL_FAIL_POLLS, 1)
+        return 0
+    charge(m, cc, cb, op.RING_RESERVE, 1, 0)
+    for i in range(k):
+        addr = app_pop(m)
+        ring_write(m, fq, idx + i, addr, 0)
+        own(m, addr, OWN_FQ)
+    prod_submit(m, fq, now(m))
+    return k
+
+
+@njit(cache=True)
+def app_complete_tx(m, cc, cb):
+    """complete_tx_only / complete_tx_l2fwd: reap the completion ring."""
+    if m[H_OUTSTANDING] == 0:
+        return 0
+    cq = m[H_CQ]
+    k, idx = cons_peek(m, cq, m[H_BATCH], now(m))
+    charge(m, cc, cb, op.RING_PEEK, 1, 0)
+    for i in range(k):
+        app_push(m, ring_addr(m, cq, idx + i))
+    if k:
+        cons_release(m, cq, now(m))
+        m[H_OUTSTANDING] -= k
+    return k
+
+
+@njit(cache=True)
+def _tx_budget(m):
+    """How many packets the sender may put on TX now: the batch, limited by a set rate."""
+    n = min(m[H_BATCH], m[H_APPSTK_N])
+    gap = m[H_GAP]
+    if gap > 0:
+        due = (now(m) - m[H_START_T]) // gap + 1
+        n = min(n, due - m[H_SENT_SEQ])
+    return max(n, 0)
+
+
+@njit(cache=True)
+def app_txonly(m, cc, cb):
+    """One xdpsock tx_only iteration: generate a batch on TX (all or nothing, like
+    xsk_ring_prod__reserve), then ask for a kick when the TX ring wants one."""
+    n = _tx_budget(m)
+    tx = m[H_TX]
+    kick = 0
+    if n > 0:
+        if prod_nb_free(m, tx, n, now(m)) < n:
+            count(m, st.TX_FULL_POLLS, 1)
+        else:
+            k, idx = prod_reserve(m, tx, n, now(m))
+            charge(m, cc, cb, op.RING_RESERVE, 1, 0)
+            charge(m, cc, cb, op.APP_PKT, k, 0)
+            plen = m[H_PKTLEN]
+            t = now(m)
+            for i in range(k):
+                addr = app_pop(m)
+                f = addr // m[H_FRAME]
+                ring_write(m, tx, idx + i, addr + m[H_HEADROOM], plen)
+                m[m[H_OWN] + f] = OWN_TX
+                m[m[H_FTS] + f] = t
+                m[m[H_FLEN] + f] = plen
+            prod_submit(m, tx, now(m))
+            m[H_OUTSTANDING] += k
+            m[H_SENT_SEQ] += k
+            count(m, st.TX_SUBMITTED, k)
+            count(m, st.OFFERED, k)
+    if m[H_OUTSTANDING] > 0 and (m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
+        kick |= KICK_TX
+    return kick
+
+
+@njit(cache=True)
+def app_rx(m, cc, cb):
+    """One xdpsock rx_drop / l2fwd iteration on the RX ring."""
+    rx = m[H_RX]
+    tx = m[H_TX]
+    want = m[H_BATCH]
+    if m[H_WORKLOAD] == WL_L2FWD:
+        want = min(want, prod_nb_free(m, tx, want, now(m)))
+    k, idx = cons_peek(m, rx, want, now(m))
+    charge(m, cc, cb, op.RING_PEEK, 1, 0)
+    if k == 0:
+        count(m, st.RX_EMPTY_POLLS, 1)
+        kick = 0
+        if needs_wakeup(m, m[H_FQ]) or m[H_NEEDWAKE] == 0:
+            kick |= KICK_RX
+        if m[H_WORKLOAD] == WL_L2FWD and m[H_OUTSTANDING] > 0 and (
+                m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
+            kick |= KICK_TX
+        return kick
+    charge(m, cc, cb, op.APP_PKT, k, 0)
+    nbytes = 0
+    if m[H_WORKLOAD] == WL_RXDROP:
+        for i in range(k):
+            addr = ring_addr(m, rx, idx + i)
+            nbytes += ring_len(m, rx, idx + i)
+            latency_sample(m, m[m[H_FTS] + addr // m[H_FRAME]])
+            app_push(m, addr - addr % m[H_FRAME])
+        cons_release(m, rx, now(m))
+        app_fill(m, cc, cb)
+    else:  # l2fwd: swap MACs and send the same frame back out
+        tk, tidx = prod_reserve(m, tx, k, now(m))
+        charge(m, cc, cb, op.RING_RESERVE, 1, 0)
+        for i in range(k):
+            addr = ring_addr(m, rx, idx + i)
+            ln = ring_len(m, rx, idx + i)
+            nbytes += ln
+            ring_write(m, tx, tidx + i, addr, ln)
+            own(m, addr, OWN_TX)
+            m[m[H_FLEN] + addr // m[H_FRAME]] = ln
+        cons_release(m, rx, now(m))
+        prod_submit(m, tx, now(m))
+        m[H_OUTSTANDING] += tk
+        count(m, st.TX_SUBMITTED, tk)
+    count(m, st.RX_PACKETS, k)
+    count(m, st.RX_BYTES, nbytes)
+    kick = 0
+    if m[H_WORKLOAD] == WL_L2FWD and (m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
+        kick |= KICK_TX
+    return kick
+
+
+@njit(cache=True)
+def app_iteration(m, cc, cb):
+    """One loop of the application; returns the KICK_* flags for the device to act on."""
+    charge(m, cc, cb, op.APP_LOOP, 1, 0)
+    wl = m[H_WORKLOAD]
+    if wl == WL_TXONLY:
+        app_complete_tx(m, cc, cb)
+        return app_txonly(m, cc, cb)
+    if wl == WL_L2FWD:
+        k = app_complete_tx(m, cc, cb)
+        if k:
+            app_fill(m, cc, cb)
+    return app_rx(m, cc, cb)
+
+
+# --- kernel side: zero-copy driver API -------------------------------------------------------
+@njit(cache=True)
+def zc_alloc_batch(m, cc, cb, n):
+    """xsk_buff_alloc_batch: up to ``n`` buffers into scratch, from the pool's free list
+    first, then the fill ring. Returns how many; an empty fill ring is counted."""
+    scr = m[H_SCR]
+    k = 0
+    while k < n and m[H_POOL_N] > 0:
+        m[H_POOL_N] -= 1
+        m[scr + k] = m[m[H_POOL] + m[H_POOL_N]]
+        k += 1
+    if k < n:
+        fq = m[H_FQ]
+        j, idx = cons_peek(m, fq, n - k, now(m))
+        for i in range(j):
+            m[scr + k + i] = ring_addr(m, fq, idx + i)
+        k += j
+        if k < n:
+            count(m, st.FILL_EMPTY, 1)
+    for i in range(k):
+        own(m, m[scr + i], OWN_DEV)
+    charge(m, cc, cb, op.XSK_BUFF_ALLOC_BATCH, k, 0)
+    return k
+
+
+@njit(cache=True)
+def xsk_rcv_zc(m, cc, cb, addr, length, t0):
+    """XDP_REDIRECT into the socket, zero copy: reserve an RX descriptor for the buffer.
+    A full RX ring drops the packet (rx_ring_full) and frees the buffer to the pool."""
+    charge(m, cc, cb, op.XSK_RCV_ZC, 1, 0)
+    rx = m[H_RX]
+    k, idx = prod_reserve(m, rx, 1, now(m))
+    if k == 0:
+        count(m, st.RX_RING_FULL, 1)
+        pool_push(m, addr)
+        return False
+    ring_write(m, rx, idx, addr + m[H_HEADROOM], length)
+    own(m, addr, OWN_RX)
+    m[m[H_FTS] + addr // m[H_FRAME]] = t0
+    return True
+
+
+@njit(cache=True)
+def xsk_rcv_copy(m, cc, cb, length, t0):
+    """__xsk_rcv (copy mode): pop a fill-ring buffer, memcpy the packet into it, reserve an
+    RX descriptor. No buffer → rx_dropped; RX full → rx_ring_full."""
+    charge(m, cc, cb, op.XSK_BUFF_ALLOC, 1, 0)
+    fq = m[H_FQ]
+    if m[H_POOL_N] > 0:
+        m[H_POOL_N] -= 1
+        addr = m[m[H_POOL] + m[H_POOL_N]]
+    else:
+        j, idx = cons_peek(m, fq, 1, now(m))
+        if j == 0:
+            count(m, st.FILL_EMPTY, 1)
+            count(m, st.RX_DROPPED, 1)
+            return False
+        addr = ring_addr(m, fq, idx)
+    charge(m, cc, cb, op.XSK_RCV_COPY, 1, length)
+    rx = m[H_RX]
+    k, idx = prod_reserve(m, rx, 1, now(m))
+    if k == 0:
+        count(m, st.RX_RING_FULL, 1)
+        pool_push(m, addr)
+        return False
+    ring_write(m, rx, idx, addr + m[H_HEADROOM], length)
+    own(m, addr, OWN_RX)
+    m[m[H_FTS] + addr // m[H_FRAME]] = t0
+    return True
+
+
+@njit(cache=True)
+def xdp_flush(m, cc, cb):
+    """xdp_do_flush → xsk_flush: publish RX, release the fill ring's consumer."""
+    charge(m, cc, cb, op.XDP_DO_FLUSH, 1, 0)
+    prod_submit(m, m[H_RX], now(m))
+    cons_release(m, m[H_FQ], now(m))
+
+
+@njit(cache=True)
+def zc_tx_peek_batch(m, cc, cb, n):
+    """xsk_tx_peek_release_desc_batch: up to ``n`` TX descriptors into scratch (addr, len),
+    bounded by free completion slots; the completion addresses are written now, published
+    later by xsk_tx_completed. Returns how many."""
+    tx = m[H_TX]
+    cq = m[H_CQ]
+    n = min(n, prod_nb_free(m, cq, n, now(m)))
+    k, idx = cons_peek(m, tx, n, now(m))
+    if k == 0:
+        if n > 0:
+            count(m, st.TX_RING_EMPTY, 1)
+        return 0
+    charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
+    ck, cidx = prod_reserve(m, cq, k, now(m))
+    scr = m[H_SCR]
+    for i in range(k):
+        addr = ring_addr(m, tx, idx + i)
+        m[scr + 2 * i] = addr
+        m[scr + 2 * i + 1] = ring_len(m, tx, idx + i)
+        ring_write(m, cq, cidx + i, addr - m[H_HEADROOM], 0)
+        own(m, addr, OWN_DEV)
+    cons_release(m, tx, now(m))
+    return k
+
+
+@njit(cache=True)
+def tx_completed(m, cc, cb, k, call_op):
+    """xsk_tx_completed / the skb destructor: publish ``k`` completions in order and count
+    them as transmitted."""
+    cq = m[H_CQ]
+    charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else k, 0)
+    i = m[cq + 2]  # R_PROD: the oldest reserved, unpublished completion
+    nbytes = 0
+    for j in range(k):
+        addr = ring_addr(m, cq, i + j)
+        f = addr // m[H_FRAME]
+        nbytes += m[m[H_FLEN] + f]
+        m[m[H_OWN] + f] = OWN_CQ
+    prod_submit_n(m, cq, k, now(m))
+    count(m, st.TX_PACKETS, k)
+    count(m, st.TX_BYTES, nbytes)
+
+
+# --- kernel side: copy-mode transmit (xsk_generic_xmit) ----------------------------------
+@njit(cache=True)
+def generic_xmit_one(m, cc, cb, copy_payload):
+    """One descriptor of __xsk_generic_xmit: peek TX, reserve a completion slot, build the
+    skb (payload copied unless the device takes UMEM frags: IFF_TX_SKB_NO_LINEAR).
+    Returns (addr, len), or (-1, 0) when TX is empty or the completion ring is full."""
+    tx = m[H_TX]
+    k, idx = cons_peek(m, tx, 1, now(m))
+    if k == 0:
+        return -1, 0
+    cq = m[H_CQ]
+    ck, cidx = prod_reserve(m, cq, 1, now(m))
+    if ck == 0:
+        cons_cancel(m, tx, 1)
+        return -1, 0
+    addr = ring_addr(m, tx, idx)
+    ln = ring_len(m, tx, idx)
+    ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
+    charge(m, cc, cb, op.XSK_GENERIC_XMIT, 1, 0)
+    charge(m, cc, cb, op.SOCK_ALLOC_SEND_SKB, 1, 0)
+    if copy_payload:
+        charge(m, cc, cb, op.SKB_STORE_BITS, 1, ln)
+    charge(m, cc, cb, op.DEV_DIRECT_XMIT, 1, 0)
+    own(m, addr, OWN_SKB)
+    return addr, ln
+
+
+@njit(cache=True)
+def generic_xmit_busy(m, addr):
+    """NETDEV_TX_BUSY: give the descriptor back to TX and cancel its completion slot."""
+    cons_cancel(m, m[H_TX], 1)
+    prod_cancel(m, m[H_CQ], 1)
+    own(m, addr, OWN_TX)
+
+
+@njit(cache=True)
+def generic_xmit_done(m):
+    """__xsk_tx_release: publish the TX consumer after the sendto's descriptors."""
+    cons_release(m, m[H_TX], now(m))
+
+
+@njit(cache=True)
+def set_tx_need_wakeup(m, cc, cb, on):
+    """Only zero-copy drivers manage the flags; in copy mode TX always wants a sendto."""
+    if m[H_NEEDWAKE] and m[H_ZC] and needs_wakeup(m, m[H_TX]) != on:
+        charge(m, cc, cb, op.XSK_SET_NEED_WAKEUP, 1, 0)
+        set_flag(m, m[H_TX], on)
+
+
+@njit(cache=True)
+def set_rx_need_wakeup(m, cc, cb, on):
+    if m[H_NEEDWAKE] and m[H_ZC] and needs_wakeup(m, m[H_FQ]) != on:
+        charge(m, cc, cb, op.XSK_SET_NEED_WAKEUP, 1, 0)
+        set_flag(m, m[H_FQ], on)

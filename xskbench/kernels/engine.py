@@ -1,0 +1,214 @@
+"""The discrete-event engine: execution contexts pinned to CPUs, in virtual time.
+
+Each CPU has a clock. The engine picks, over all contexts, the one that can start earliest
+(its ready time or its CPU's clock, whichever is later; softirq before threads at equal time,
+then round robin), runs one *quantum* of it (a NAPI poll, one application loop iteration,
+one host burst), and advances that CPU's clock by the cycles the quantum charged. A context
+that polls sets itself ready again at once; one that sleeps sets ``INF`` and is woken by
+another context (napi_schedule, an interrupt, an IPI, an eventfd).
+
+Ops are charged to the running context's label: counts, bytes and cycles accumulate in the
+arena; ``snapshot`` at the end of warm-up lets results cover the steady window only.
+"""
+from numba import njit
+
+from ..stats import KSOFTIRQD_HANDOFFS
+from .layout import (
+    CX_CPU,
+    CX_KLABEL,
+    CX_KSOFT,
+    CX_LABEL,
+    CX_LAST,
+    CX_MISSED,
+    CX_N,
+    CX_PRIO,
+    CX_READY,
+    CX_RESTARTS,
+    CX_SCHED,
+    H_BASE_BUSY,
+    H_BASE_CNT,
+    H_BASE_OPB,
+    H_BASE_OPS,
+    H_BUSY,
+    H_CLK,
+    H_CNT,
+    H_CTX,
+    H_END,
+    H_NCNT,
+    H_NCTX,
+    H_NLABEL,
+    H_NOPS,
+    H_NOW,
+    H_OPB,
+    H_OPS,
+    H_QACC,
+    H_QCTX,
+    H_QLABEL,
+    H_SEQ,
+    H_SNAP_DONE,
+    H_SOFT_LIMIT,
+    H_TS,
+    H_TS_CAP,
+    H_TS_DT,
+    H_TS_N,
+    H_TS_NEXT,
+    H_TS_NRINGS,
+    H_TS_RINGS,
+    H_WARM,
+    INF,
+    PRIO_SOFTIRQ,
+    PRIO_THREAD,
+)
+from .xsk_ring import ring_entries
+
+
+@njit(cache=True, inline="always")
+def cx(m, c, field):
+    return m[m[H_CTX] + c * CX_N + field]
+
+
+@njit(cache=True, inline="always")
+def cx_set(m, c, field, v):
+    m[m[H_CTX] + c * CX_N + field] = v
+
+
+@njit(cache=True)
+def next_context(m):
+    """The context to run next, or -1 when every CPU has passed the end of the run."""
+    best, best_t, best_p, best_last = -1, INF, -1, INF
+    clk = m[H_CLK]
+    for c in range(m[H_NCTX]):
+        r = cx(m, c, CX_READY)
+        if r >= INF:
+            continue
+        t = max(r, m[clk + cx(m, c, CX_CPU)])
+        p = cx(m, c, CX_PRIO)
+        last = cx(m, c, CX_LAST)
+        if t < best_t or (t == best_t and (p > best_p or (p == best_p and last < best_last))):
+            best, best_t, best_p, best_last = c, t, p, last
+    if best < 0 or best_t >= m[H_END]:
+        return -1
+    return best
+
+
+@njit(cache=True)
+def begin(m, c):
+    """Start a quantum of ``c``: its CPU's clock jumps over idle time to when it can run."""
+    cpu = cx(m, c, CX_CPU)
+    t = max(cx(m, c, CX_READY), m[m[H_CLK] + cpu])
+    if m[H_SNAP_DONE] == 0 and t >= m[H_WARM]:
+        snapshot(m)
+    m[H_NOW] = t
+    m[H_QACC] = 0
+    m[H_QCTX] = c
+    label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
+    m[H_QLABEL] = label
+    m[H_SEQ] += 1
+    cx_set(m, c, CX_LAST, m[H_SEQ])
+    cx_set(m, c, CX_READY, INF)  # the quantum decides when it runs again
+
+
+@njit(cache=True)
+def finish(m, c):
+    """End the quantum: advance the CPU clock and handle softirq → ksoftirqd hand-off.
+
+    A softirq that re-raises itself runs again at once, ahead of threads, until it has
+    restarted ``H_SOFT_LIMIT`` times in a row (MAX_SOFTIRQ_RESTART); then its work moves to
+    ksoftirqd, a thread scheduled fairly with the others on that CPU, until it goes idle.
+    """
+    cpu = cx(m, c, CX_CPU)
+    m[m[H_CLK] + cpu] = m[H_NOW] + m[H_QACC]
+    if cx(m, c, CX_KLABEL) < 0:
+        return
+    if cx(m, c, CX_READY) < INF:
+        n = cx(m, c, CX_RESTARTS) + 1
+        cx_set(m, c, CX_RESTARTS, n)
+        if n > m[H_SOFT_LIMIT] and cx(m, c, CX_KSOFT) == 0:
+            cx_set(m, c, CX_KSOFT, 1)
+            cx_set(m, c, CX_PRIO, PRIO_THREAD)
+            count(m, KSOFTIRQD_HANDOFFS, 1)
+    else:
+        cx_set(m, c, CX_RESTARTS, 0)
+        cx_set(m, c, CX_KSOFT, 0)
+        cx_set(m, c, CX_PRIO, PRIO_SOFTIRQ)
+
+
+@njit(cache=True)
+def now(m):
+    """Virtual time inside the running quantum: its start plus what it has charged."""
+    return m[H_NOW] + m[H_QACC]
+
+
+@njit(cache=True)
+def charge(m, cc, cb, op, n, nbytes):
+    """Count ``n`` calls of ``op`` handling ``nbytes`` bytes, and their cycles."""
+    base = m[H_QLABEL] * m[H_NOPS] + op
+    m[m[H_OPS] + base] += n
+    m[m[H_OPB] + base] += nbytes
+    cost = n * cc[op] + nbytes * cb[op]
+    m[H_QACC] += cost
+    m[m[H_BUSY] + m[H_QLABEL]] += cost
+
+
+@njit(cache=True)
+def count(m, stat, n):
+    m[m[H_CNT] + stat] += n
+
+
+@njit(cache=True)
+def wake(m, c, t):
+    """Make ``c`` runnable at ``t`` (or keep an earlier wake-up)."""
+    if cx(m, c, CX_READY) > t:
+        cx_set(m, c, CX_READY, t)
+
+
+@njit(cache=True)
+def napi_schedule(m, c, t):
+    """napi_schedule: from idle, schedule the poll; if already scheduled, mark it missed
+    (NAPIF_STATE_MISSED) so it polls once more. Returns True when it scheduled from idle."""
+    if cx(m, c, CX_SCHED):
+        cx_set(m, c, CX_MISSED, 1)
+        return False
+    cx_set(m, c, CX_SCHED, 1)
+    wake(m, c, t)
+    return True
+
+
+@njit(cache=True)
+def napi_complete(m, c):
+    """napi_complete_done: go idle, unless a schedule was missed meanwhile (poll again)."""
+    if cx(m, c, CX_MISSED):
+        cx_set(m, c, CX_MISSED, 0)
+        cx_set(m, c, CX_READY, now(m))
+        return False
+    cx_set(m, c, CX_SCHED, 0)
+    return True
+
+
+@njit(cache=True)
+def snapshot(m):
+    """Copy the cumulative counters at the end of warm-up; results subtract it."""
+    m[H_SNAP_DONE] = 1
+    nl, no = m[H_NLABEL], m[H_NOPS]
+    for i in range(nl * no):
+        m[m[H_BASE_OPS] + i] = m[m[H_OPS] + i]
+        m[m[H_BASE_OPB] + i] = m[m[H_OPB] + i]
+    for i in range(nl):
+        m[m[H_BASE_BUSY] + i] = m[m[H_BUSY] + i]
+    for i in range(m[H_NCNT]):
+        m[m[H_BASE_CNT] + i] = m[m[H_CNT] + i]
+
+
+
+@njit(cache=True)
+def sample(m):
+    """Ring occupancy at fixed virtual-time steps (a bounded, downsampled time series)."""
+    t = m[H_NOW] + m[H_QACC]
+    nr = m[H_TS_NRINGS]
+    while m[H_TS_N] < m[H_TS_CAP] and t >= m[H_TS_NEXT]:
+        base = m[H_TS] + m[H_TS_N] * (1 + nr)
+        m[base] = m[H_TS_NEXT]
+        for i in range(nr):
+            m[base + 1 + i] = ring_entries(m, m[m[H_TS_RINGS] + i])
+        m[H_TS_N] += 1
+        m[H_TS_NEXT] += m[H_TS_DT]

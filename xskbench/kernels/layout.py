@@ -1,0 +1,70 @@
+"""Arena layout: fixed header slots and a builder that places objects in the arena.
+
+The arena ``m`` is one int64 array. Its first ``HDR`` words are the header: scalars of the
+run and the offsets of every object (rings, contexts, counters). Core slots are below
+``DEV_BASE``; each device kernel numbers its own slots from ``DEV_BASE`` (devices never share
+an arena).
+"""
+import numpy as np
+
+MC = 1000  # virtual-time units per CPU cycle (millicycles)
+INF = np.int64(2**62)
+M32 = 0xFFFFFFFF
+
+# --- core header slots ---------------------------------------------------------------
+(
+    H_NCPU, H_NCTX, H_NLABEL, H_NOPS, H_NCNT,
+    H_CLK, H_CTX, H_OPS, H_OPB, H_BUSY, H_CNT,
+    H_BASE_OPS, H_BASE_OPB, H_BASE_BUSY, H_BASE_CNT, H_SNAP_DONE,
+    H_END, H_WARM,
+    H_NOW, H_QACC, H_QCTX, H_QLABEL, H_SEQ,
+    H_OWN, H_FTS, H_NFRAMES, H_FRAME, H_HEADROOM,
+    H_FQ, H_CQ, H_RX, H_TX,
+    H_BATCH, H_NEEDWAKE, H_BUSYPOLL, H_BUSYBUDGET, H_ZC, H_WORKLOAD,
+    H_PKTLEN, H_GAP, H_NEXT_ARR, H_ARR_END, H_LINE_GAP,
+    H_APPSTK, H_APPSTK_N, H_OUTSTANDING,
+    H_TS, H_TS_CAP, H_TS_N, H_TS_DT, H_TS_NEXT, H_TS_RINGS, H_TS_NRINGS,
+    H_LAT, H_LAT_NB,
+    H_POOL, H_POOL_N, H_SENT_SEQ,
+    H_SOFT_LIMIT, H_HZ_MHZ, H_FLEN, H_SCR, H_START_T, H_FRAMES_IN_USE,
+) = range(64)
+DEV_BASE = 80
+HDR = 160
+
+# --- context table ---------------------------------------------------------------------
+(
+    CX_CPU, CX_KIND, CX_READY, CX_PRIO, CX_LABEL, CX_KLABEL, CX_LAST,
+    CX_SCHED, CX_MISSED, CX_RESTARTS, CX_KSOFT, CX_A, CX_B, CX_C,
+) = range(14)
+CX_N = 16
+PRIO_THREAD, PRIO_SOFTIRQ = 0, 1
+
+# --- UMEM frame owners: where each frame is (the books) ----------------------------------
+(
+    OWN_APP, OWN_FQ, OWN_RX, OWN_TX, OWN_CQ, OWN_POOL, OWN_DEV, OWN_SKB, OWN_PEER,
+) = range(9)
+OWNER_NAMES = ("app", "fill", "rx", "tx", "completion", "pool_free", "device", "skb", "peer")
+
+# --- workloads ------------------------------------------------------------------------
+WL_TXONLY, WL_RXDROP, WL_L2FWD = range(3)
+WORKLOADS = ("txonly", "rxdrop", "l2fwd")
+
+LAT_BINS = 160  # latency histogram over cycles: 4 bins per octave
+SCR_WORDS = 2 * 4096  # scratch for batches of descriptors (addr, len)
+
+
+class Arena:
+    """Builder for the arena: allocates words and records named offsets."""
+
+    def __init__(self):
+        self.size = HDR
+        self.names = {}
+
+    def alloc(self, name, words):
+        off = self.size
+        self.size += int(words)
+        self.names[name] = off
+        return off
+
+    def build(self):
+        return np.zeros(self.size, dtype=np.int64)

@@ -1,0 +1,277 @@
+"""The null device: a NIC whose wire transmits and receives at a set rate, with a hardware
+descriptor ring each way, driven by one NAPI context — enough to exercise the AF_XDP core
+(zero-copy driver API and copy mode) before the virtual devices.
+
+TX: posted descriptors leave the wire back to back at ``line_gap``; NAPI reaps them.
+RX: packets arrive every ``arr_gap``; each needs a posted buffer, else the NIC misses it.
+"""
+from numba import njit
+
+from .. import ops as op
+from .. import stats as st
+from . import afxdp
+from .engine import (
+    begin,
+    charge,
+    count,
+    cx,
+    cx_set,
+    finish,
+    napi_complete,
+    napi_schedule,
+    next_context,
+    now,
+    sample,
+    wake,
+)
+from .layout import (
+    CX_A,
+    CX_SCHED,
+    DEV_BASE,
+    H_ARR_END,
+    H_BUSYBUDGET,
+    H_BUSYPOLL,
+    H_NEXT_ARR,
+    H_PKTLEN,
+    H_QLABEL,
+    H_SCR,
+    H_WORKLOAD,
+    H_ZC,
+    INF,
+    WL_TXONLY,
+)
+
+(
+    D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
+    D_RX_DONE, D_ARR_GAP, D_BUDGET, D_IRQ_DELAY, D_L_SYS,
+) = range(DEV_BASE, DEV_BASE + 14)
+APP, NAPI = 0, 1  # context ids
+
+
+def dev_words(cap):
+    return 2 * cap + 3 * cap
+
+
+# --- the NIC ------------------------------------------------------------------------------
+@njit(cache=True)
+def _post_tx(m, addr, t):
+    """Hand one frame to the wire; it is done when the wire has sent it."""
+    cap = m[D_CAP]
+    slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] % cap)
+    done = max(t, m[D_WIRE_FREE]) + m[D_LINE_GAP]
+    m[D_WIRE_FREE] = done
+    m[slot] = addr
+    m[slot + 1] = done
+    m[D_TX_HEAD] += 1
+
+
+@njit(cache=True, inline="always")
+def _rx_slot(m, i):
+    return m[D_RXQ] + 3 * (i % m[D_CAP])
+
+
+@njit(cache=True)
+def _rx_arrivals(m, t):
+    """Every packet that arrived by ``t`` lands in the oldest free posted buffer, if one was
+    posted before it arrived; otherwise the NIC drops it (rx_missed)."""
+    gap = m[D_ARR_GAP]
+    while m[H_NEXT_ARR] <= t and m[H_NEXT_ARR] < m[H_ARR_END]:
+        a = m[H_NEXT_ARR]
+        count(m, st.OFFERED, 1)
+        s = _rx_slot(m, m[D_RX_FILL])
+        if m[D_RX_FILL] < m[D_RX_POST] and m[s + 1] <= a:
+            m[s + 2] = a
+            m[D_RX_FILL] += 1
+        else:
+            count(m, st.RX_MISSED, 1)
+        m[H_NEXT_ARR] = a + gap
+
+
+@njit(cache=True)
+def _next_irq(m):
+    """When the NIC next has something to signal: a TX completion or a received packet."""
+    t = INF
+    if m[D_TX_TAIL] < m[D_TX_HEAD]:
+        t = m[m[D_TXQ] + 2 * (m[D_TX_TAIL] % m[D_CAP]) + 1]
+    if m[D_RX_DONE] < m[D_RX_FILL]:
+        t = min(t, now(m))
+    elif m[D_RX_FILL] < m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
+        s = _rx_slot(m, m[D_RX_FILL])
+        t = min(t, max(m[H_NEXT_ARR], m[s + 1]))
+    return t
+
+
+# --- the driver: one NAPI poll ---------------------------------------------------------------
+@njit(cache=True)
+def poll(m, cc, cb, budget):
+    """The driver's NAPI poll: reap TX, transmit from the xsk (zero copy), receive into the
+    xsk, refill. Returns True when a direction used its whole budget (poll again)."""
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    cap = m[D_CAP]
+    zc = m[H_ZC]
+    t = now(m)
+    done = 0
+    while m[D_TX_TAIL] < m[D_TX_HEAD] and done < budget:
+        if m[m[D_TXQ] + 2 * (m[D_TX_TAIL] % cap) + 1] > t:
+            break
+        m[D_TX_TAIL] += 1
+        done += 1
+    if done:
+        charge(m, cc, cb, op.NULL_CLEAN_TX, done, 0)
+        if zc:
+            afxdp.tx_completed(m, cc, cb, done, op.XSK_TX_COMPLETED)
+        else:
+            charge(m, cc, cb, op.KFREE_SKB, done, 0)
+            afxdp.tx_completed(m, cc, cb, done, op.XSK_DESTRUCT_SKB)
+    sent = 0
+    if zc:
+        room = cap - (m[D_TX_HEAD] - m[D_TX_TAIL])
+        sent = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
+        scr = m[H_SCR]
+        charge(m, cc, cb, op.NULL_XMIT_DESC, sent, 0)
+        for i in range(sent):
+            _post_tx(m, m[scr + 2 * i], now(m))
+    got = 0
+    if m[H_WORKLOAD] != WL_TXONLY:
+        _rx_arrivals(m, now(m))
+        plen = m[H_PKTLEN]
+        while m[D_RX_DONE] < m[D_RX_FILL] and got < budget:
+            s = _rx_slot(m, m[D_RX_DONE])
+            m[D_RX_DONE] += 1
+            got += 1
+            charge(m, cc, cb, op.NULL_RX_DESC, 1, 0)
+            charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
+            if zc:
+                afxdp.xsk_rcv_zc(m, cc, cb, m[s], plen, m[s + 2])
+            else:
+                afxdp.xsk_rcv_copy(m, cc, cb, plen, m[s + 2])
+                charge(m, cc, cb, op.PAGE_POOL_RECYCLE, 1, 0)
+        if got:
+            afxdp.xdp_flush(m, cc, cb)
+        _refill(m, cc, cb)
+    return done >= budget or sent >= budget or got >= budget
+
+
+@njit(cache=True)
+def _refill(m, cc, cb):
+    """Post RX buffers: UMEM frames from the fill ring (zero copy) or driver pages (copy)."""
+    free = m[D_CAP] - (m[D_RX_POST] - m[D_RX_DONE])
+    if free == 0:
+        return
+    t = now(m)
+    if m[H_ZC]:
+        k = afxdp.zc_alloc_batch(m, cc, cb, free)
+        afxdp.set_rx_need_wakeup(m, cc, cb, k < free)
+        scr = m[H_SCR]
+        for i in range(k):
+            s = _rx_slot(m, m[D_RX_POST])
+            m[s] = m[scr + i]
+            m[s + 1] = t
+            m[D_RX_POST] += 1
+        charge(m, cc, cb, op.NULL_POST_RX, k, 0)
+    else:
+        charge(m, cc, cb, op.PAGE_POOL_ALLOC, free, 0)
+        for _ in range(free):
+            s = _rx_slot(m, m[D_RX_POST])
+            m[s] = -1
+            m[s + 1] = t
+            m[D_RX_POST] += 1
+
+
+@njit(cache=True)
+def napi_quantum(m, cc, cb):
+    if cx(m, NAPI, CX_A):  # woken by the NIC's interrupt
+        cx_set(m, NAPI, CX_A, 0)
+        charge(m, cc, cb, op.IRQ_ENTRY, 1, 0)
+        count(m, st.INTERRUPTS, 1)
+    cx_set(m, NAPI, CX_SCHED, 1)
+    if poll(m, cc, cb, m[D_BUDGET]):
+        wake(m, NAPI, now(m))
+        afxdp.set_tx_need_wakeup(m, cc, cb, False)
+    elif napi_complete(m, NAPI):
+        afxdp.set_tx_need_wakeup(m, cc, cb, True)
+        t = _next_irq(m)
+        if t < INF:
+            cx_set(m, NAPI, CX_A, 1)
+            wake(m, NAPI, t + m[D_IRQ_DELAY])
+
+
+@njit(cache=True)
+def _kick_napi(m, cc, cb):
+    """ndo_xsk_wakeup: if NAPI is idle, fire the queue's interrupt (i40e/mlx5 do)."""
+    charge(m, cc, cb, op.XSK_WAKEUP, 1, 0)
+    count(m, st.WAKEUPS, 1)
+    if napi_schedule(m, NAPI, now(m) + m[D_IRQ_DELAY]):
+        charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
+        count(m, st.NAPI_SCHEDULES, 1)
+        cx_set(m, NAPI, CX_A, 1)
+
+
+@njit(cache=True)
+def _busy_poll(m, cc, cb):
+    """sk_busy_loop from the syscall: poll the queue inline when NAPI is not running."""
+    if m[H_BUSYPOLL] and not cx(m, NAPI, CX_SCHED):
+        charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
+        poll(m, cc, cb, m[H_BUSYBUDGET])
+        return True
+    return False
+
+
+@njit(cache=True)
+def _sendto(m, cc, cb):
+    charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
+    count(m, st.SENDTO_CALLS, 1)
+    if m[H_ZC]:
+        if not _busy_poll(m, cc, cb):
+            _kick_napi(m, cc, cb)
+        return
+    # copy mode: xsk_generic_xmit runs here, at most TX_BATCH_SIZE descriptors
+    cap = m[D_CAP]
+    sent = 0
+    while sent < 32:
+        addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
+        if addr < 0:
+            break
+        if m[D_TX_HEAD] - m[D_TX_TAIL] >= cap:  # ring full: NETDEV_TX_BUSY → -EAGAIN
+            afxdp.generic_xmit_busy(m, addr)
+            break
+        charge(m, cc, cb, op.NULL_XMIT_DESC, 1, 0)
+        _post_tx(m, addr, now(m))
+        sent += 1
+    afxdp.generic_xmit_done(m)
+    if sent and not cx(m, NAPI, CX_SCHED):
+        cx_set(m, NAPI, CX_A, 1)
+        wake(m, NAPI, _next_irq(m) + m[D_IRQ_DELAY])
+
+
+@njit(cache=True)
+def app_quantum(m, cc, cb):
+    kick = afxdp.app_iteration(m, cc, cb)
+    if kick:
+        label = m[H_QLABEL]
+        m[H_QLABEL] = m[D_L_SYS]
+        if kick & afxdp.KICK_TX:
+            _sendto(m, cc, cb)
+        if kick & afxdp.KICK_RX:
+            charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
+            count(m, st.POLL_CALLS, 1)
+            if m[H_ZC] and not _busy_poll(m, cc, cb):
+                _kick_napi(m, cc, cb)
+        m[H_QLABEL] = label
+    wake(m, APP, now(m))  # xdpsock spins
+
+
+@njit(cache=True)
+def simulate(m, cc, cb):
+    while True:
+        c = next_context(m)
+        if c < 0:
+            break
+        begin(m, c)
+        if c == APP:
+            app_quantum(m, cc, cb)
+        else:
+            napi_quantum(m, cc, cb)
+        finish(m, c)
+        sample(m)

@@ -1,0 +1,172 @@
+"""The AF_XDP single-producer/single-consumer ring (net/xdp/xsk_queue.h, libxdp xsk.h).
+
+A ring at arena offset ``o`` holds u32 free-running ``producer``/``consumer`` words shared by
+both sides, and each side's private cached copy of both. Indices are masked by ``size - 1``
+only when an entry is addressed. A side refreshes its cached view of the other side's word
+only when its cached view cannot satisfy the request — as the kernel and libxdp do.
+
+Causality: every entry records the virtual time it was published (producer submit) and
+released (consumer release). A side refreshing at time ``now`` sees only what the other side
+had published by ``now``, so nothing is consumed before it exists.
+"""
+from numba import njit
+
+from .layout import M32
+
+(R_SIZE, R_MASK, R_PROD, R_CONS, R_PCPROD, R_PCCONS, R_CCPROD, R_CCCONS, R_FLAGS,
+ R_REFRESH, R_UNUSED1, R_UNUSED2) = range(12)
+R_HDR = 12
+NEED_WAKEUP = 1  # XDP_RING_NEED_WAKEUP
+
+
+def ring_words(size):
+    return R_HDR + 4 * size
+
+
+@njit(cache=True)
+def ring_init(m, o, size, start):
+    """Empty ring of ``size`` entries whose indices all start at ``start`` (u32)."""
+    start &= M32
+    m[o + R_SIZE] = size
+    m[o + R_MASK] = size - 1
+    for k in range(R_PROD, R_FLAGS):
+        m[o + k] = start
+    m[o + R_FLAGS] = 0
+    m[o + R_REFRESH] = 0
+
+
+@njit(cache=True, inline="always")
+def _slot(m, o, idx, field):
+    return o + R_HDR + field * m[o + R_SIZE] + (idx & m[o + R_MASK])
+
+
+@njit(cache=True)
+def ring_addr(m, o, idx):
+    return m[_slot(m, o, idx, 0)]
+
+
+@njit(cache=True)
+def ring_len(m, o, idx):
+    return m[_slot(m, o, idx, 1)]
+
+
+@njit(cache=True)
+def ring_write(m, o, idx, addr, length):
+    m[_slot(m, o, idx, 0)] = addr
+    m[_slot(m, o, idx, 1)] = length
+
+
+@njit(cache=True)
+def _visible(m, o, shared, known, tfield, now):
+    """The other side's word as seen at ``now``: walk back over entries stamped later."""
+    w = m[o + shared]
+    while w != known and m[_slot(m, o, (w - 1) & M32, tfield)] > now:
+        w = (w - 1) & M32
+    return w
+
+
+# --- producer side ------------------------------------------------------------------------
+@njit(cache=True)
+def prod_nb_free(m, o, n, now):
+    """xskq_prod_nb_free: free slots, refreshing cached_cons only if fewer than ``n``."""
+    free = m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32)
+    if free >= n:
+        return free
+    m[o + R_PCCONS] = _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now)
+    m[o + R_REFRESH] += 1
+    return m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32)
+
+
+@njit(cache=True)
+def prod_reserve(m, o, n, now):
+    """Reserve up to ``n`` slots; returns (count, first index). xsk_ring_prod__reserve
+    reserves all or nothing; callers wanting that pass ``n`` only when it fits."""
+    k = min(n, prod_nb_free(m, o, n, now))
+    idx = m[o + R_PCPROD]
+    m[o + R_PCPROD] = (idx + k) & M32
+    return k, idx
+
+
+@njit(cache=True)
+def prod_submit(m, o, now):
+    """__xskq_prod_submit: publish everything reserved so far, stamped ``now``."""
+    i = m[o + R_PROD]
+    end = m[o + R_PCPROD]
+    while i != end:
+        m[_slot(m, o, i, 2)] = now
+        i = (i + 1) & M32
+    m[o + R_PROD] = end
+
+
+@njit(cache=True)
+def prod_submit_n(m, o, n, now):
+    """xskq_prod_submit_n: publish the next ``n`` reserved entries (in-order completion)."""
+    i = m[o + R_PROD]
+    end = (i + n) & M32
+    while i != end:
+        m[_slot(m, o, i, 2)] = now
+        i = (i + 1) & M32
+    m[o + R_PROD] = end
+
+
+@njit(cache=True)
+def prod_cancel(m, o, n):
+    """xskq_prod_cancel_n: give back ``n`` reserved, unpublished slots."""
+    m[o + R_PCPROD] = (m[o + R_PCPROD] - n) & M32
+
+
+# --- consumer side ------------------------------------------------------------------------
+@njit(cache=True)
+def cons_nb_avail(m, o, n, now):
+    """xskq_cons_nb_entries: entries ready, refreshing cached_prod only if fewer than ``n``."""
+    avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
+    if avail < n:
+        m[o + R_CCPROD] = _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now)
+        m[o + R_REFRESH] += 1
+        avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
+    return min(avail, n)
+
+
+@njit(cache=True)
+def cons_peek(m, o, n, now):
+    """Peek up to ``n`` entries: returns (count, first index) and advances cached_cons."""
+    k = cons_nb_avail(m, o, n, now)
+    idx = m[o + R_CCCONS]
+    m[o + R_CCCONS] = (idx + k) & M32
+    return k, idx
+
+
+@njit(cache=True)
+def cons_release(m, o, now):
+    """__xskq_cons_release: publish the consumer word, stamping the freed slots ``now``."""
+    i = m[o + R_CONS]
+    end = m[o + R_CCCONS]
+    while i != end:
+        m[_slot(m, o, i, 3)] = now
+        i = (i + 1) & M32
+    m[o + R_CONS] = end
+
+
+@njit(cache=True)
+def cons_cancel(m, o, n):
+    """xskq_cons_cancel_n: un-read ``n`` peeked, unreleased entries (xmit said busy)."""
+    m[o + R_CCCONS] = (m[o + R_CCCONS] - n) & M32
+
+
+@njit(cache=True)
+def ring_entries(m, o):
+    """Entries published and not yet released (what a ring-occupancy plot shows)."""
+    return (m[o + R_PROD] - m[o + R_CONS]) & M32
+
+
+@njit(cache=True)
+def set_flag(m, o, on):
+    if on:
+        m[o + R_FLAGS] |= NEED_WAKEUP
+    else:
+        m[o + R_FLAGS] &= ~NEED_WAKEUP
+
+
+@njit(cache=True)
+def needs_wakeup(m, o):
+    return (m[o + R_FLAGS] & NEED_WAKEUP) != 0

@@ -1,0 +1,169 @@
+"""What a run returns: rates, CPU per context and per CPU, counters named by the stats
+table, latency, ring occupancy over time, an emulated perf-top profile and the books.
+"""
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, ops, stats
+from .kernels import layout as L
+from .machine import RING_NAMES
+
+
+@dataclass
+class Result:
+    config: object
+    labels: tuple
+    label_cpu: tuple
+    hz: float
+    window_s: float
+    busy: np.ndarray            # cycles per label in the window
+    op_calls: np.ndarray        # label x op
+    op_bytes: np.ndarray
+    op_cycles: np.ndarray
+    counters: dict              # window
+    totals: dict                # whole run (what the books balance)
+    latency_hist: np.ndarray
+    occupancy: pd.DataFrame
+    invariants: dict
+    profile_name: str
+    extra: dict = field(default_factory=dict)
+
+    # --- rates and CPU ----------------------------------------------------------------
+    @property
+    def pps(self):
+        return {"rx": self.counters["rx_packets"] / self.window_s,
+                "tx": self.counters["tx_packets"] / self.window_s}
+
+    @property
+    def bps(self):
+        return {"rx": 8 * self.counters["rx_bytes"] / self.window_s,
+                "tx": 8 * self.counters["tx_bytes"] / self.window_s}
+
+    @property
+    def cpu(self):
+        """Percent of one CPU each context label used in the window."""
+        return {lab: float(100.0 * self.busy[i] / (self.window_s * self.hz))
+                for i, lab in enumerate(self.labels)}
+
+    @property
+    def cpu_per_cpu(self):
+        out = {}
+        for lab, pct in self.cpu.items():
+            cpu = self.label_cpu[self.labels.index(lab)]
+            out[f"cpu{cpu}"] = out.get(f"cpu{cpu}", 0.0) + pct
+        return out
+
+    @property
+    def bottleneck(self):
+        """The busiest CPU's busiest context — what limits the rate when it is ~100 %."""
+        cpu = self.cpu
+        return max(cpu, key=lambda lab: (self.cpu_per_cpu[f"cpu{self.label_cpu[self.labels.index(lab)]}"], cpu[lab]))
+
+    @property
+    def latency_us(self):
+        h = self.latency_hist
+        n = h.sum()
+        if n == 0:
+            return {"p50": None, "p99": None}
+        cdf = np.cumsum(h) / n
+        # bin b holds cycles in [2^((b-1)/4), 2^(b/4)); report its geometric middle
+        mid = lambda b: 2 ** ((b - 0.5) / 4) if b else 0.5  # noqa: E731
+        return {q: mid(int(np.searchsorted(cdf, p))) / self.hz * 1e6
+                for q, p in (("p50", 0.5), ("p99", 0.99))}
+
+    def profile(self, context=None):
+        """perf top: share of cycles per op (per context, or of the contexts given)."""
+        rows = []
+        total = self.op_cycles.sum() if context is None else None
+        for i, lab in enumerate(self.labels):
+            if context is not None and lab != context:
+                continue
+            denom = total if total is not None else self.op_cycles[i].sum()
+            for j, name in enumerate(ops.NAMES):
+                cyc = self.op_cycles[i, j]
+                if cyc > 0:
+                    rows.append({"context": lab, "op": name, "calls": int(self.op_calls[i, j]),
+                                 "cycles": float(cyc), "share": 100.0 * cyc / denom})
+        df = pd.DataFrame(rows, columns=["context", "op", "calls", "cycles", "share"])
+        return df.sort_values("share", ascending=False, kind="stable").reset_index(drop=True)
+
+    # --- tidy output ----------------------------------------------------------------------
+    def to_frame(self):
+        """One row per context: the run's config columns, its rates and the context's CPU."""
+        cfg = _flat(self.config.to_dict())
+        pps, cpu = self.pps, self.cpu
+        pkts = max(self.counters["rx_packets"] + self.counters["tx_packets"], 1)
+        rows = [{**cfg, "context": lab, "cpu": self.label_cpu[i], "cpu_pct": cpu[lab],
+                 "cycles_per_pkt": self.busy[i] / pkts, "pps_rx": pps["rx"],
+                 "pps_tx": pps["tx"], "bottleneck": lab == self.bottleneck}
+                for i, lab in enumerate(self.labels)]
+        return pd.DataFrame(rows)
+
+    def to_json(self):
+        r = lambda x: float(f"{x:.6g}")  # noqa: E731 - stable, readable numbers
+        lat = self.latency_us
+        return {
+            "version": __version__, "seed": self.config.workload.seed,
+            "config": self.config.to_dict(), "profile_name": self.profile_name,
+            "window_s": r(self.window_s),
+            "pps": {k: r(v) for k, v in self.pps.items()},
+            "bps": {k: r(v) for k, v in self.bps.items()},
+            "cpu": {k: r(v) for k, v in self.cpu.items()},
+            "cpu_per_cpu": {k: r(v) for k, v in self.cpu_per_cpu.items()},
+            "bottleneck": self.bottleneck,
+            "counters": self.counters,
+            "latency_us": {k: None if v is None else r(v) for k, v in lat.items()},
+            "profile": [{k: (r(v) if isinstance(v, float) else v) for k, v in row.items()}
+                        for row in self.profile().head(30).to_dict("records")],
+            "invariants": self.invariants,
+            **self.extra,
+        }
+
+    def to_json_text(self):
+        return json.dumps(self.to_json(), sort_keys=True, indent=1)
+
+    def report(self, style="xdpsock"):
+        from .report import render
+        return render(self, style)
+
+
+def _flat(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
+    """Read a finished arena into a Result (window = after warm-up) and check the books."""
+    from .books import balance
+
+    m, nl, no = mach.m, len(mach.labels), ops.N_OPS
+
+    def window(slot, base, n):
+        cur = m[m[slot]:m[slot] + n].astype(np.int64)
+        return cur - m[m[base]:m[base] + n] if m[L.H_SNAP_DONE] and m[L.H_WARM] else cur
+
+    calls = window(L.H_OPS, L.H_BASE_OPS, nl * no).reshape(nl, no)
+    nbytes = window(L.H_OPB, L.H_BASE_OPB, nl * no).reshape(nl, no)
+    cycles = (calls * cc[None, :] + nbytes * cb[None, :]) / L.MC
+    busy = window(L.H_BUSY, L.H_BASE_BUSY, nl) / L.MC
+    cnt = window(L.H_CNT, L.H_BASE_CNT, stats.N_STATS)
+    counters = {n: int(cnt[i]) for i, n in enumerate(stats.NAMES)}
+    tot = m[m[L.H_CNT]:m[L.H_CNT] + stats.N_STATS]
+    totals = {n: int(tot[i]) for i, n in enumerate(stats.NAMES)}
+    window_s = (m[L.H_END] - (m[L.H_WARM] if m[L.H_SNAP_DONE] else 0)) / (mach.hz * L.MC)
+    nr = int(m[L.H_TS_NRINGS])
+    ts = m[m[L.H_TS]:m[L.H_TS] + int(m[L.H_TS_N]) * (1 + nr)].reshape(-1, 1 + nr)
+    occ = pd.DataFrame(ts[:, 1:], columns=list(RING_NAMES))
+    occ.insert(0, "time_us", ts[:, 0] / (mach.hz * L.MC) * 1e6)
+    lat = m[m[L.H_LAT]:m[L.H_LAT] + L.LAT_BINS].copy()
+    inv = balance(mach, totals, in_flight_dev)
+    return Result(cfg, mach.labels, mach.label_cpu, mach.hz, window_s, busy, calls, nbytes,
+                  cycles, counters, totals, lat, occ, inv, profile.name, extra or {})

@@ -1,0 +1,65 @@
+"""Device-independent sections: the AF_XDP socket, the workload and the testbed."""
+
+from dataclasses import dataclass
+
+from xskbench.fields import Section, fld
+from xskbench.paths import COSTS_DIR
+
+
+def _ring(doc: str) -> int:
+    return fld(2048, doc, unit="descs", lo=32, hi=32768, pow2=True)
+
+
+def cost_profiles() -> tuple[str, ...]:
+    """Names of the cost profiles in ``data/costs`` (looked up on each call)."""
+    return tuple(sorted(p.stem for p in COSTS_DIR.glob("*.json")))
+
+
+@dataclass(frozen=True)
+class XskConfig(Section):
+    """AF_XDP socket: rings and UMEM, as set up by xdpsock."""
+
+    SECTION = "xsk"
+
+    fill_size: int = _ring("fill ring size")
+    comp_size: int = _ring("completion ring size")
+    rx_size: int = _ring("RX ring size")
+    tx_size: int = _ring("TX ring size")
+    frame_size: int = fld(4096, "UMEM chunk size", unit="bytes", choices=(2048, 4096))
+    headroom: int = fld(0, "user headroom in front of each frame", unit="bytes", lo=0, hi=1024)
+    umem_frames: int = fld(4096, "number of UMEM frames", unit="frames", lo=64, hi=262144,
+                           pow2=True)
+    need_wakeup: bool = fld(True, "XDP_USE_NEED_WAKEUP: kick the kernel only when asked")
+    busy_poll: bool = fld(False, "SO_PREFER_BUSY_POLL: the application drives NAPI")
+    busy_budget: int = fld(64, "SO_BUSY_POLL_BUDGET", unit="packets", lo=1, hi=1024)
+    batch_size: int = fld(64, "application batch as xdpsock -b", unit="descs", lo=1, hi=2048)
+
+
+@dataclass(frozen=True)
+class WorkloadConfig(Section):
+    """What the application does and for how long (emulated time)."""
+
+    SECTION = "workload"
+
+    kind: str = fld("txonly", "xdpsock mode", choices=("txonly", "rxdrop", "l2fwd"))
+    packet_size: int = fld(64, "Ethernet frame length", unit="bytes", lo=42, hi=9000)
+    rate_pps: float | None = fld(None, "offered packet rate; none = unbounded", unit="pps",
+                                 lo=1.0, hi=1e9)
+    duration_s: float = fld(0.01, "emulated time", unit="s", lo=1e-4, hi=60.0)
+    warmup_s: float = fld(0.001, "emulated time excluded from the statistics", unit="s",
+                          lo=0.0, hi=10.0)
+    seed: int = fld(1, "random seed", lo=0, hi=2**32 - 1)
+
+
+@dataclass(frozen=True)
+class TestbedConfig(Section):
+    """The machine whose costs are emulated."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    SECTION = "testbed"
+
+    profile: str = fld("default", "cost profile: a data/costs/*.json stem",
+                       choices=cost_profiles, pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+    cpu_ghz: float | None = fld(None, "CPU clock; none = the profile's frequency", unit="GHz",
+                                lo=0.5, hi=6.0)
