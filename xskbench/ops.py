@@ -51,6 +51,42 @@ OPS = (
     ("null_post_rx", "null NIC: post one RX buffer"),
     ("page_pool_alloc", "driver page for a copy-mode RX buffer"),
     ("page_pool_recycle", "driver page recycled after the copy"),
+    # --- veth (RFC "Optimizing veth xsk performance") ------------------------------------
+    ("iperf3_udp_send", "veth udp: iperf3 -u per-datagram user work (loop, timer, sequence)"),
+    ("xudp_send_pkt", "veth: libxudp per-packet send in user space (flow, headers, payload)"),
+    ("udp_sendmsg", "veth udp: udp_sendmsg + ip_make_skb (route, skb alloc, headers)"),
+    ("ip_generic_getfrag", "veth udp: copy of the payload from user space (per byte)"),
+    ("ip_output", "veth udp: ip_output / ip_finish_output2 / neigh_output"),
+    ("__dev_queue_xmit", "veth udp: dev_queue_xmit on noqueue veth (validate, hard_start)"),
+    ("veth_xmit", "veth_xmit: veth_forward_skb / __dev_forward_skb to the peer"),
+    ("netif_rx", "veth udp: enqueue_to_backlog on the sending CPU"),
+    ("__netif_receive_skb", "veth udp: process_backlog, one skb into the peer's stack"),
+    ("sock_wfree", "veth udp: the UDP skb destructor (sk_wmem accounting)"),
+    ("veth_xdp_rcv_skb", "veth_poll: ptr_ring consume + receive of a remotely built skb"),
+    ("napi_gro_receive", "an skb into GRO on the peer"),
+    ("br_forward_finish", "sink past the peer: bridge forward, dev_queue_xmit to the NIC"),
+    ("veth_sink_extra", "configurable extra sink work: one call per cycle (veth.sink_extra_cycles)"),
+    ("veth_xsk_build_skb", "veth RFC zc: dev_alloc_page + build_skb + eth_type_trans"),
+    ("veth_xsk_gso_skb", "veth RFC batch: alloc_skb head, header copy, udp4_hwcsum, GSO setup"),
+    ("__kmalloc", "kmalloc of the veth_seg_info address list (one per aggregate)"),
+    ("skb_fill_page_desc", "veth RFC batch: get_page + one frag pointing into UMEM"),
+    ("veth_xsk_destruct_skb", "veth RFC batch: destructor, cq submit under cq_lock, kfree"),
+    # --- tun + vhost-net --------------------------------------------------------------------
+    ("tun_net_xmit", "tun ndo_start_xmit: filters, skb orphan, ptr_ring produce under lock"),
+    ("sock_def_readable", "sk_data_ready on the tfile socket: vhost_poll_wakeup callback"),
+    ("vhost_poll_queue", "vhost_vq_work_queue: queue handle_rx on the worker (llist_add)"),
+    ("handle_rx", "one vhost-net handle_rx pass: vq mutex, disable/enable notify"),
+    ("__ptr_ring_produce", "one ptr_ring produce (tagged xsk desc pointer, zc v2)"),
+    ("ptr_ring_consume_batched", "vhost_net_buf_produce: one pointer taken from the ptr_ring"),
+    ("get_rx_bufs", "vhost_get_vq_desc: one guest avail entry to an iovec"),
+    ("tun_do_read", "tun_recvmsg/tun_do_read/tun_put_user: vnet header, stats (per packet)"),
+    ("copy_to_iter", "payload copy into guest memory (per byte; skb_copy_datagram_iter)"),
+    ("vhost_add_used_and_signal_n", "vhost_net_signal_used: write used entries, publish idx"),
+    ("eventfd_signal", "irqfd: inject the guest's rx interrupt"),
+    ("xsk_tx_release", "publish the TX consumer after a single-descriptor peek"),
+    ("virtnet_receive", "guest virtio-net rx: receive_buf, build skb, GRO (per packet)"),
+    ("try_fill_recv", "guest virtio-net rx refill: one buffer added to the avail ring"),
+    ("virtqueue_kick", "guest notify: vmexit, ioeventfd to the vhost worker"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -96,3 +132,39 @@ NULL_RX_DESC = INDEX["null_rx_desc"]
 NULL_POST_RX = INDEX["null_post_rx"]
 PAGE_POOL_ALLOC = INDEX["page_pool_alloc"]
 PAGE_POOL_RECYCLE = INDEX["page_pool_recycle"]
+# veth
+IPERF3_UDP_SEND = INDEX["iperf3_udp_send"]
+XUDP_SEND_PKT = INDEX["xudp_send_pkt"]
+UDP_SENDMSG = INDEX["udp_sendmsg"]
+IP_GENERIC_GETFRAG = INDEX["ip_generic_getfrag"]
+IP_OUTPUT = INDEX["ip_output"]
+DEV_QUEUE_XMIT = INDEX["__dev_queue_xmit"]
+VETH_XMIT = INDEX["veth_xmit"]
+NETIF_RX = INDEX["netif_rx"]
+NETIF_RECEIVE_SKB = INDEX["__netif_receive_skb"]
+SOCK_WFREE = INDEX["sock_wfree"]
+VETH_XDP_RCV_SKB = INDEX["veth_xdp_rcv_skb"]
+NAPI_GRO_RECEIVE = INDEX["napi_gro_receive"]
+BR_FORWARD_FINISH = INDEX["br_forward_finish"]
+VETH_SINK_EXTRA = INDEX["veth_sink_extra"]
+VETH_XSK_BUILD_SKB = INDEX["veth_xsk_build_skb"]
+VETH_XSK_GSO_SKB = INDEX["veth_xsk_gso_skb"]
+KMALLOC = INDEX["__kmalloc"]
+SKB_FILL_PAGE_DESC = INDEX["skb_fill_page_desc"]
+VETH_XSK_DESTRUCT_SKB = INDEX["veth_xsk_destruct_skb"]
+# tun + vhost-net
+TUN_NET_XMIT = INDEX["tun_net_xmit"]
+SOCK_DEF_READABLE = INDEX["sock_def_readable"]
+VHOST_POLL_QUEUE = INDEX["vhost_poll_queue"]
+HANDLE_RX = INDEX["handle_rx"]
+PTR_RING_PRODUCE = INDEX["__ptr_ring_produce"]
+PTR_RING_CONSUME_BATCHED = INDEX["ptr_ring_consume_batched"]
+GET_RX_BUFS = INDEX["get_rx_bufs"]
+TUN_DO_READ = INDEX["tun_do_read"]
+COPY_TO_ITER = INDEX["copy_to_iter"]
+VHOST_SIGNAL_USED = INDEX["vhost_add_used_and_signal_n"]
+EVENTFD_SIGNAL = INDEX["eventfd_signal"]
+XSK_TX_RELEASE = INDEX["xsk_tx_release"]
+VIRTNET_RECEIVE = INDEX["virtnet_receive"]
+TRY_FILL_RECV = INDEX["try_fill_recv"]
+VIRTQUEUE_KICK = INDEX["virtqueue_kick"]

@@ -41,6 +41,19 @@ TABLE = (
     Stat("interrupts", "irqs", "/proc/interrupts", "hard interrupts delivered"),
     Stat("kicks", "kicks", "virtnet sq kicks", "doorbells to the device or host"),
     Stat("ksoftirqd_handoffs", "events", "ksoftirqd wakeups", "softirq work handed to ksoftirqd"),
+    Stat("veth_xdp_ring_full", "pkts", "veth peer rx_drops (ptr_ring full)",
+         "dropped: the peer's ptr_ring (xdp_ring) was full in veth_xmit"),
+    Stat("backlog_dropped", "pkts", "/proc/net/softnet_stat dropped",
+         "dropped: the per-CPU backlog (netdev_max_backlog) was full"),
+    # tun + vhost-net
+    Stat("tun_tx_dropped", "pkts", "tun dev tx_dropped (ip -s link)",
+         "dropped by tun_net_xmit: the tfile ptr_ring was full"),
+    Stat("vhost_no_rx_bufs", "events", "vhost-net handle_rx: no guest buffer",
+         "vhost found the guest's avail ring empty and waited for a kick"),
+    Stat("vhost_requeues", "events", "vhost_exceeds_weight",
+         "handle_rx hit its weight (256 pkts / 0x80000 B) and requeued itself"),
+    Stat("vhost_wakeups", "events", "vhost worker wake_up_process", "the vhost worker woken from sleep"),
+    Stat("guest_rx_packets", "pkts", "guest ip -s link rx", "packets the guest's NAPI received"),
 )
 NAMES = tuple(s.name for s in TABLE)
 INDEX = {s.name: i for i, s in enumerate(TABLE)}
@@ -75,3 +88,15 @@ KSOFTIRQD_HANDOFFS = INDEX["ksoftirqd_handoffs"]
 
 # Drop counters: offered = delivered + dropped (by these reasons) + in flight.
 DROP_REASONS = ("rx_dropped", "rx_ring_full", "rx_missed", "tx_invalid_descs", "tx_errors")
+# veth
+VETH_RING_FULL = INDEX["veth_xdp_ring_full"]
+BACKLOG_DROPPED = INDEX["backlog_dropped"]
+DROP_REASONS = DROP_REASONS + ("veth_xdp_ring_full", "backlog_dropped")
+
+# tun + vhost-net
+TUN_TX_DROPPED = INDEX["tun_tx_dropped"]
+VHOST_NO_RX_BUFS = INDEX["vhost_no_rx_bufs"]
+VHOST_REQUEUES = INDEX["vhost_requeues"]
+VHOST_WAKEUPS = INDEX["vhost_wakeups"]
+GUEST_RX_PACKETS = INDEX["guest_rx_packets"]
+DROP_REASONS = DROP_REASONS + ("tun_tx_dropped",)

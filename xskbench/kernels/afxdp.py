@@ -30,6 +30,7 @@ from .layout import (
     H_PKTLEN,
     H_POOL,
     H_POOL_N,
+    H_PROGRESS,
     H_RX,
     H_SCR,
     H_SENT_SEQ,
@@ -55,6 +56,7 @@ from .xsk_ring import (
     cons_peek,
     cons_release,
     needs_wakeup,
+    next_stamp,
     prod_cancel,
     prod_nb_free,
     prod_reserve,
@@ -130,6 +132,7 @@ def app_fill(m, cc, cb):
         ring_write(m, fq, idx + i, addr, 0)
         own(m, addr, OWN_FQ)
     prod_submit(m, fq, now(m))
+    m[H_PROGRESS] += k
     return k
 
 
@@ -146,6 +149,7 @@ def app_complete_tx(m, cc, cb):
     if k:
         cons_release(m, cq, now(m))
         m[H_OUTSTANDING] -= k
+        m[H_PROGRESS] += k
     return k
 
 
@@ -186,6 +190,7 @@ def app_txonly(m, cc, cb):
             prod_submit(m, tx, now(m))
             m[H_OUTSTANDING] += k
             m[H_SENT_SEQ] += k
+            m[H_PROGRESS] += k
             count(m, st.TX_SUBMITTED, k)
             count(m, st.OFFERED, k)
     if m[H_OUTSTANDING] > 0 and (m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
@@ -238,10 +243,22 @@ def app_rx(m, cc, cb):
         count(m, st.TX_SUBMITTED, tk)
     count(m, st.RX_PACKETS, k)
     count(m, st.RX_BYTES, nbytes)
+    m[H_PROGRESS] += k
     kick = 0
     if m[H_WORKLOAD] == WL_L2FWD and (m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
         kick |= KICK_TX
     return kick
+
+
+@njit(cache=True)
+def app_next_change(m):
+    """When the application's view can next change by itself: a ring entry stamped in its
+    future, or the next packet its rate allows."""
+    t = min(next_stamp(m, m[H_FQ], True), next_stamp(m, m[H_CQ], False))
+    t = min(t, min(next_stamp(m, m[H_RX], False), next_stamp(m, m[H_TX], True)))
+    if m[H_GAP] > 0 and m[H_WORKLOAD] == WL_TXONLY:
+        t = min(t, m[H_START_T] + m[H_SENT_SEQ] * m[H_GAP])
+    return t
 
 
 @njit(cache=True)
@@ -406,6 +423,7 @@ def generic_xmit_one(m, cc, cb, copy_payload):
         charge(m, cc, cb, op.SKB_STORE_BITS, 1, ln)
     charge(m, cc, cb, op.DEV_DIRECT_XMIT, 1, 0)
     own(m, addr, OWN_SKB)
+    m[H_PROGRESS] += 1
     return addr, ln
 
 

@@ -44,6 +44,8 @@ from .layout import (
     H_QACC,
     H_QCTX,
     H_QLABEL,
+    H_QLOG,
+    H_QLOG_N,
     H_SEQ,
     H_SNAP_DONE,
     H_SOFT_LIMIT,
@@ -58,6 +60,7 @@ from .layout import (
     INF,
     PRIO_SOFTIRQ,
     PRIO_THREAD,
+    QLOG_LEN,
 )
 from .xsk_ring import ring_entries
 
@@ -100,6 +103,7 @@ def begin(m, c):
         snapshot(m)
     m[H_NOW] = t
     m[H_QACC] = 0
+    m[H_QLOG_N] = 0
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
     m[H_QLABEL] = label
@@ -148,11 +152,26 @@ def charge(m, cc, cb, op, n, nbytes):
     cost = n * cc[op] + nbytes * cb[op]
     m[H_QACC] += cost
     m[m[H_BUSY] + m[H_QLABEL]] += cost
+    _log(m, op, n, nbytes)
+
+
+@njit(cache=True, inline="always")
+def _log(m, code, n, nbytes):
+    # remember the quantum's charges (and counts, code < 0) so an idle spin can be replayed
+    k = m[H_QLOG_N]
+    if k < QLOG_LEN:
+        base = m[H_QLOG] + 4 * k
+        m[base] = code
+        m[base + 1] = n
+        m[base + 2] = nbytes
+        m[base + 3] = m[H_QLABEL]
+    m[H_QLOG_N] = k + 1
 
 
 @njit(cache=True)
 def count(m, stat, n):
     m[m[H_CNT] + stat] += n
+    _log(m, -1 - stat, n, 0)
 
 
 @njit(cache=True)
@@ -212,3 +231,45 @@ def sample(m):
             m[base + 1 + i] = ring_entries(m, m[m[H_TS_RINGS] + i])
         m[H_TS_N] += 1
         m[H_TS_NEXT] += m[H_TS_DT]
+
+
+@njit(cache=True)
+def horizon(m, c):
+    """The earliest time any context other than ``c`` can next run: until then nothing
+    ``c`` could observe changes, except ring entries already stamped in its future."""
+    t = m[H_END]
+    clk = m[H_CLK]
+    for o in range(m[H_NCTX]):
+        r = cx(m, o, CX_READY)
+        if o != c and r < INF:
+            t = min(t, max(r, m[clk + cx(m, o, CX_CPU)]))
+    return t
+
+
+@njit(cache=True)
+def spin_until(m, cc, cb, until):
+    """A polling context found nothing to do: replay this idle quantum back to back until
+    ``until`` (the same loads, the same empty polls), as the real loop would spin. Exact,
+    since nothing it reads can change before then; it only saves emulation time."""
+    q = m[H_QACC]
+    k = m[H_QLOG_N]
+    if q <= 0 or k > QLOG_LEN:
+        return
+    reps = (until - (m[H_NOW] + q)) // q
+    if reps <= 0:
+        return
+    label = m[H_QLABEL]
+    for i in range(k):
+        base = m[H_QLOG] + 4 * i
+        code, n, nbytes = m[base], m[base + 1] * reps, m[base + 2] * reps
+        if code < 0:
+            m[m[H_CNT] - 1 - code] += n
+        else:
+            m[H_QLABEL] = m[base + 3]
+            o = m[H_QLABEL] * m[H_NOPS] + code
+            m[m[H_OPS] + o] += n
+            m[m[H_OPB] + o] += nbytes
+            cost = n * cc[code] + nbytes * cb[code]
+            m[H_QACC] += cost
+            m[m[H_BUSY] + m[H_QLABEL]] += cost
+    m[H_QLABEL] = label

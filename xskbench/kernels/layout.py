@@ -27,7 +27,8 @@ M32 = 0xFFFFFFFF
     H_LAT, H_LAT_NB,
     H_POOL, H_POOL_N, H_SENT_SEQ,
     H_SOFT_LIMIT, H_HZ_MHZ, H_FLEN, H_SCR, H_START_T, H_FRAMES_IN_USE,
-) = range(64)
+    H_PROGRESS, H_QLOG, H_QLOG_N,
+) = range(67)
 DEV_BASE = 80
 HDR = 160
 
@@ -51,6 +52,7 @@ WORKLOADS = ("txonly", "rxdrop", "l2fwd")
 
 LAT_BINS = 160  # latency histogram over cycles: 4 bins per octave
 SCR_WORDS = 2 * 4096  # scratch for batches of descriptors (addr, len)
+QLOG_LEN = 32  # charges remembered per quantum, to replay an idle spin
 
 
 class Arena:

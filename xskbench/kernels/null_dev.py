@@ -17,11 +17,13 @@ from .engine import (
     cx,
     cx_set,
     finish,
+    horizon,
     napi_complete,
     napi_schedule,
     next_context,
     now,
     sample,
+    spin_until,
     wake,
 )
 from .layout import (
@@ -33,6 +35,7 @@ from .layout import (
     H_BUSYPOLL,
     H_NEXT_ARR,
     H_PKTLEN,
+    H_PROGRESS,
     H_QLABEL,
     H_SCR,
     H_WORKLOAD,
@@ -247,6 +250,7 @@ def _sendto(m, cc, cb):
 
 @njit(cache=True)
 def app_quantum(m, cc, cb):
+    progress = m[H_PROGRESS]
     kick = afxdp.app_iteration(m, cc, cb)
     if kick:
         label = m[H_QLABEL]
@@ -259,6 +263,8 @@ def app_quantum(m, cc, cb):
             if m[H_ZC] and not _busy_poll(m, cc, cb):
                 _kick_napi(m, cc, cb)
         m[H_QLABEL] = label
+    if m[H_PROGRESS] == progress:
+        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
     wake(m, APP, now(m))  # xdpsock spins
 
 

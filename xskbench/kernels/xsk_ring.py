@@ -170,3 +170,17 @@ def set_flag(m, o, on):
 @njit(cache=True)
 def needs_wakeup(m, o):
     return (m[o + R_FLAGS] & NEED_WAKEUP) != 0
+
+
+@njit(cache=True)
+def next_stamp(m, o, producer):
+    """For one side (the producer's or the consumer's), when a move the other side already
+    made becomes visible: the stamp of the first entry published (or slot released) that
+    this side has not seen yet; 2**62 if there is none."""
+    if producer:
+        if m[o + R_CONS] == m[o + R_PCCONS]:
+            return 2**62
+        return m[_slot(m, o, m[o + R_PCCONS], 3)]
+    if m[o + R_PROD] == m[o + R_CCPROD]:
+        return 2**62
+    return m[_slot(m, o, m[o + R_CCPROD], 2)]

@@ -1,12 +1,29 @@
-"""Section `veth`: the veth pair."""
+"""Section `veth`: the veth pair (baseline veth_xmit/ptr_ring and the RFC's xsk tx NAPI)."""
 
 from dataclasses import dataclass
 
-from xskbench.fields import Section
+from xskbench.fields import Section, fld
 
 
 @dataclass(frozen=True)
 class VethConfig(Section):
-    """Veth pair (placeholder; fields added with the device model)."""
+    """Veth pair: the sender on one end, a sink (bridge → NIC) past the peer."""
 
     SECTION = "veth"
+
+    ptr_ring_size: int = fld(256, "the peer's ptr_ring (VETH_RING_SIZE); full → drop",
+                             unit="skbs", lo=2, hi=65536)
+    napi_budget: int = fld(64, "packets per NAPI poll (veth_poll, veth tx NAPI)",
+                           unit="packets", lo=1, hi=1024)
+    batch: bool = fld(False, "RFC patch 8: aggregate IPv4 UDP descs into GSO skbs (zerocopy)")
+    batch_max_segs: int = fld(17, "descs per aggregate (MAX_SKB_FRAGS)", unit="segs",
+                              lo=1, hi=17)
+    csum_offload: bool = fld(True, "checksum offload on the paths that have it "
+                             "(udp: CHECKSUM_PARTIAL; batch: udp4_hwcsum); off = software "
+                             "csum in the context that computes it")
+    backlog_size: int = fld(1000, "netdev_max_backlog (udp mode)", unit="skbs", lo=1,
+                            hi=100000)
+    sink_extra_cycles: int = fld(0, "extra per-skb work past the peer, on top of "
+                                 "br_forward_finish", unit="cycles", lo=0, hi=1_000_000)
+    app_cpu: int = fld(0, "CPU running the sender", lo=0, hi=63)
+    napi_cpu: int = fld(1, "CPU running the peer's NAPI and the veth tx NAPI", lo=0, hi=63)
