@@ -15,10 +15,11 @@ def xdpsock(res):
         lines.append(f" {d:10}{_n(res.pps[d]):>16}{_n(res.counters[d + '_packets']):>16}"
                      f"{res.bps[d] / 1e9:>12.3f}")
     lines.append("")
-    lines.append(f" {'context':12}{'cpu':>5}{'cpu %':>9}")
+    lines.append(f" {'context':12}{'cpu':>5}{'cpu %':>9}{'idle poll %':>13}")
     for i, lab in enumerate(res.labels):
         mark = "  <- bottleneck" if lab == res.bottleneck else ""
-        lines.append(f" {lab:12}{res.label_cpu[i]:>5}{res.cpu[lab]:>9.1f}{mark}")
+        lines.append(f" {lab:12}{res.label_cpu[i]:>5}{res.cpu[lab]:>9.1f}"
+                     f"{res.idle_poll[lab]:>13.1f}{mark}")
     lat = res.latency_us
     if lat["p50"] is not None:
         lines.append(f" latency p50 {lat['p50']:.2f} us  p99 {lat['p99']:.2f} us")

@@ -20,6 +20,7 @@ class Result:
     hz: float
     window_s: float
     busy: np.ndarray            # cycles per label in the window
+    idle: np.ndarray            # of which in polls that moved nothing
     op_calls: np.ndarray        # label x op
     op_bytes: np.ndarray
     op_cycles: np.ndarray
@@ -57,10 +58,18 @@ class Result:
         return out
 
     @property
+    def idle_poll(self):
+        """Percent of one CPU each label spent in polls that moved nothing (a PMD's idle
+        cycles, as testpmd --record-core-cycles separates them)."""
+        return {lab: float(100.0 * self.idle[i] / (self.window_s * self.hz))
+                for i, lab in enumerate(self.labels)}
+
+    @property
     def bottleneck(self):
-        """The busiest CPU's busiest context — what limits the rate when it is ~100 %."""
-        cpu = self.cpu
-        return max(cpu, key=lambda lab: (self.cpu_per_cpu[f"cpu{self.label_cpu[self.labels.index(lab)]}"], cpu[lab]))
+        """The context doing the most useful work (busy minus empty polls): the one that
+        limits the rate when it nears 100 %."""
+        useful = {lab: self.cpu[lab] - self.idle_poll[lab] for lab in self.labels}
+        return max(useful, key=useful.get)
 
     @property
     def latency_us(self):
@@ -96,7 +105,9 @@ class Result:
         cfg = _flat(self.config.to_dict())
         pps, cpu = self.pps, self.cpu
         pkts = max(self.counters["rx_packets"] + self.counters["tx_packets"], 1)
+        idle = self.idle_poll
         rows = [{**cfg, "context": lab, "cpu": self.label_cpu[i], "cpu_pct": cpu[lab],
+                 "idle_poll_pct": idle[lab],
                  "cycles_per_pkt": self.busy[i] / pkts, "pps_rx": pps["rx"],
                  "pps_tx": pps["tx"], "bottleneck": lab == self.bottleneck}
                 for i, lab in enumerate(self.labels)]
@@ -113,6 +124,7 @@ class Result:
             "bps": {k: r(v) for k, v in self.bps.items()},
             "cpu": {k: r(v) for k, v in self.cpu.items()},
             "cpu_per_cpu": {k: r(v) for k, v in self.cpu_per_cpu.items()},
+            "idle_poll": {k: r(v) for k, v in self.idle_poll.items()},
             "bottleneck": self.bottleneck,
             "counters": self.counters,
             "latency_us": {k: None if v is None else r(v) for k, v in lat.items()},
@@ -154,6 +166,7 @@ def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     nbytes = window(L.H_OPB, L.H_BASE_OPB, nl * no).reshape(nl, no)
     cycles = (calls * cc[None, :] + nbytes * cb[None, :]) / L.MC
     busy = window(L.H_BUSY, L.H_BASE_BUSY, nl) / L.MC
+    idle = window(L.H_IDLE, L.H_BASE_IDLE, nl) / L.MC
     cnt = window(L.H_CNT, L.H_BASE_CNT, stats.N_STATS)
     counters = {n: int(cnt[i]) for i, n in enumerate(stats.NAMES)}
     tot = m[m[L.H_CNT]:m[L.H_CNT] + stats.N_STATS]
@@ -165,5 +178,5 @@ def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     occ.insert(0, "time_us", ts[:, 0] / (mach.hz * L.MC) * 1e6)
     lat = m[m[L.H_LAT]:m[L.H_LAT] + L.LAT_BINS].copy()
     inv = balance(mach, totals, in_flight_dev)
-    return Result(cfg, mach.labels, mach.label_cpu, mach.hz, window_s, busy, calls, nbytes,
+    return Result(cfg, mach.labels, mach.label_cpu, mach.hz, window_s, busy, idle, calls, nbytes,
                   cycles, counters, totals, lat, occ, inv, profile.name, extra or {})

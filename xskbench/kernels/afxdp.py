@@ -298,6 +298,7 @@ def zc_alloc_batch(m, cc, cb, n):
     for i in range(k):
         own(m, m[scr + i], OWN_DEV)
     charge(m, cc, cb, op.XSK_BUFF_ALLOC_BATCH, k, 0)
+    m[H_PROGRESS] += k
     return k
 
 
@@ -315,6 +316,7 @@ def xsk_rcv_zc(m, cc, cb, addr, length, t0):
     ring_write(m, rx, idx, addr + m[H_HEADROOM], length)
     own(m, addr, OWN_RX)
     m[m[H_FTS] + addr // m[H_FRAME]] = t0
+    m[H_PROGRESS] += 1
     return True
 
 
@@ -344,6 +346,7 @@ def xsk_rcv_copy(m, cc, cb, length, t0):
     ring_write(m, rx, idx, addr + m[H_HEADROOM], length)
     own(m, addr, OWN_RX)
     m[m[H_FTS] + addr // m[H_FRAME]] = t0
+    m[H_PROGRESS] += 1
     return True
 
 
@@ -378,6 +381,7 @@ def zc_tx_peek_batch(m, cc, cb, n):
         ring_write(m, cq, cidx + i, addr - m[H_HEADROOM], 0)
         own(m, addr, OWN_DEV)
     cons_release(m, tx, now(m))
+    m[H_PROGRESS] += k
     return k
 
 
@@ -395,6 +399,7 @@ def tx_completed(m, cc, cb, k, call_op):
         nbytes += m[m[H_FLEN] + f]
         m[m[H_OWN] + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
+    m[H_PROGRESS] += k
     count(m, st.TX_PACKETS, k)
     count(m, st.TX_BYTES, nbytes)
 

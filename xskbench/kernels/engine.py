@@ -27,6 +27,7 @@ from .layout import (
     CX_SCHED,
     H_BASE_BUSY,
     H_BASE_CNT,
+    H_BASE_IDLE,
     H_BASE_OPB,
     H_BASE_OPS,
     H_BUSY,
@@ -34,6 +35,7 @@ from .layout import (
     H_CNT,
     H_CTX,
     H_END,
+    H_IDLE,
     H_NCNT,
     H_NCTX,
     H_NLABEL,
@@ -41,11 +43,13 @@ from .layout import (
     H_NOW,
     H_OPB,
     H_OPS,
+    H_PROGRESS,
     H_QACC,
     H_QCTX,
     H_QLABEL,
     H_QLOG,
     H_QLOG_N,
+    H_QPROG0,
     H_SEQ,
     H_SNAP_DONE,
     H_SOFT_LIMIT,
@@ -104,6 +108,7 @@ def begin(m, c):
     m[H_NOW] = t
     m[H_QACC] = 0
     m[H_QLOG_N] = 0
+    m[H_QPROG0] = m[H_PROGRESS]
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
     m[H_QLABEL] = label
@@ -122,6 +127,8 @@ def finish(m, c):
     """
     cpu = cx(m, c, CX_CPU)
     m[m[H_CLK] + cpu] = m[H_NOW] + m[H_QACC]
+    if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
+        m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) < INF:
@@ -214,6 +221,7 @@ def snapshot(m):
         m[m[H_BASE_OPB] + i] = m[m[H_OPB] + i]
     for i in range(nl):
         m[m[H_BASE_BUSY] + i] = m[m[H_BUSY] + i]
+        m[m[H_BASE_IDLE] + i] = m[m[H_IDLE] + i]
     for i in range(m[H_NCNT]):
         m[m[H_BASE_CNT] + i] = m[m[H_CNT] + i]
 
