@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.xskbench-installed
 # Jupyter refuses to start as root unless told it may.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: venv chromium lab test lint bench clean
+.PHONY: venv chromium lab test lint bench reproduce calibrate clean
 
 # Idempotent: the venv is (re)installed only when pyproject.toml changes.
 venv: $(STAMP) chromium
@@ -42,6 +42,14 @@ lint: venv
 
 bench: venv
 	$(VPY) benchmarks/bench.py
+
+# Every published number beside its emulation (non-zero exit if a row leaves tolerance).
+reproduce: venv
+	$(VENV)/bin/xskbench reproduce --out out/reproduce
+
+# Refit the op costs from data/published.csv and rewrite data/costs/*.json.
+calibrate: venv
+	$(VENV)/bin/xskbench calibrate
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis out

@@ -50,6 +50,16 @@ def _emulate(name, prof):
     return collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
 
 
+def scenario_config(name):
+    """A scenario's config, with its testbed's cost profile."""
+    from .config import RunConfig
+
+    sc = scenarios()[name]
+    d = json.loads(json.dumps(sc["config"]))
+    d.setdefault("testbed", {})["profile"] = sc["testbed"]
+    return RunConfig.from_dict(d)
+
+
 def _cfg_unchecked(name):
     """The scenario's config without requiring its profile file to exist yet."""
     from .config import RunConfig

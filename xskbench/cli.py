@@ -118,6 +118,36 @@ def _fields(args: argparse.Namespace) -> None:
         print("  ".join([c.ljust(w) for c, w in zip(row, widths, strict=False)] + [row[-1]]))
 
 
+# --- calibrate / reproduce ----------------------------------------------------------------
+
+def _calibrate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true", help="print only errors")
+
+
+@command("calibrate", "fit the op costs to the published rows; write data/costs/*.json",
+         _calibrate_args)
+def _calibrate(args: argparse.Namespace) -> None:
+    from xskbench.calibrate import calibrate
+
+    calibrate(verbose=not args.quiet)
+
+
+def _reproduce_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--out", metavar="DIR", help="also write CSV, Markdown and figures here")
+
+
+@command("reproduce", "every published number beside its emulation", _reproduce_args)
+def _reproduce(args: argparse.Namespace) -> int:
+    from xskbench import reproduce
+
+    df = reproduce.reproduce()
+    print(reproduce.to_json(df) if args.json else reproduce.render(df))
+    if args.out:
+        reproduce.write(df, args.out)
+    return 0 if bool(df.within.all()) else 1
+
+
 # --- entry point --------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
