@@ -145,7 +145,9 @@ def app_complete_tx(m, cc, cb):
     k, idx = cons_peek(m, cq, m[H_BATCH], now(m))
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
     for i in range(k):
-        app_push(m, ring_addr(m, cq, idx + i))
+        addr = ring_addr(m, cq, idx + i)
+        latency_sample(m, m[m[H_FTS] + addr // m[H_FRAME]])  # descriptor written → reaped
+        app_push(m, addr)
     if k:
         cons_release(m, cq, now(m))
         m[H_OUTSTANDING] -= k

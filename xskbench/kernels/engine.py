@@ -10,6 +10,7 @@ another context (napi_schedule, an interrupt, an IPI, an eventfd).
 Ops are charged to the running context's label: counts, bytes and cycles accumulate in the
 arena; ``snapshot`` at the end of warm-up lets results cover the steady window only.
 """
+import numpy as np
 from numba import njit
 
 from ..stats import KSOFTIRQD_HANDOFFS
@@ -36,6 +37,7 @@ from .layout import (
     H_CTX,
     H_END,
     H_IDLE,
+    H_JITTER_PPM,
     H_NCNT,
     H_NCTX,
     H_NLABEL,
@@ -50,6 +52,7 @@ from .layout import (
     H_QLOG,
     H_QLOG_N,
     H_QPROG0,
+    H_SEED,
     H_SEQ,
     H_SNAP_DONE,
     H_SOFT_LIMIT,
@@ -281,3 +284,19 @@ def spin_until(m, cc, cb, until):
             m[H_QACC] += cost
             m[m[H_BUSY] + m[H_QLABEL]] += cost
     m[H_QLABEL] = label
+
+
+@njit(cache=True)
+def seed_rng(m):
+    """Seed numba's generator from the run's seed: runs are deterministic for a seed."""
+    np.random.seed(m[H_SEED])
+
+
+@njit(cache=True)
+def delay(m, d):
+    """A delay ``d`` (interrupt, IPI, wakeup) with the testbed's seeded spread: uniform in
+    d·(1 ± jitter). This is where run-to-run variation comes from."""
+    j = m[H_JITTER_PPM]
+    if j == 0 or d == 0:
+        return d
+    return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000

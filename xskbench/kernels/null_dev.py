@@ -16,6 +16,7 @@ from .engine import (
     count,
     cx,
     cx_set,
+    delay,
     finish,
     horizon,
     napi_complete,
@@ -197,7 +198,7 @@ def napi_quantum(m, cc, cb):
         t = _next_irq(m)
         if t < INF:
             cx_set(m, NAPI, CX_A, 1)
-            wake(m, NAPI, t + m[D_IRQ_DELAY])
+            wake(m, NAPI, t + delay(m, m[D_IRQ_DELAY]))
 
 
 @njit(cache=True)
@@ -205,7 +206,7 @@ def _kick_napi(m, cc, cb):
     """ndo_xsk_wakeup: if NAPI is idle, fire the queue's interrupt (i40e/mlx5 do)."""
     charge(m, cc, cb, op.XSK_WAKEUP, 1, 0)
     count(m, st.WAKEUPS, 1)
-    if napi_schedule(m, NAPI, now(m) + m[D_IRQ_DELAY]):
+    if napi_schedule(m, NAPI, now(m) + delay(m, m[D_IRQ_DELAY])):
         charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
         count(m, st.NAPI_SCHEDULES, 1)
         cx_set(m, NAPI, CX_A, 1)
@@ -245,7 +246,7 @@ def _sendto(m, cc, cb):
     afxdp.generic_xmit_done(m)
     if sent and not cx(m, NAPI, CX_SCHED):
         cx_set(m, NAPI, CX_A, 1)
-        wake(m, NAPI, _next_irq(m) + m[D_IRQ_DELAY])
+        wake(m, NAPI, _next_irq(m) + delay(m, m[D_IRQ_DELAY]))
 
 
 @njit(cache=True)

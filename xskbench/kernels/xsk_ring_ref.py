@@ -5,6 +5,8 @@ code: u32 free-running indices, each side's cached view of the other side's word
 only when the cached view cannot satisfy the request, and per-slot publish/release stamps so
 a side refreshing at ``now`` sees only what the other side published/released by ``now``.
 """
+import numpy as np
+
 from .xsk_ring import (
     R_CCCONS,
     R_CCPROD,
@@ -112,7 +114,8 @@ class XskRingRef:
         """(prod, cons, p_prod, p_cons, c_prod, c_cons, flags, refresh, live) where ``live``
         is the (addr, len) of every slot from ``cons`` up to ``p_prod`` (published or
         reserved, not yet released). Compare with :func:`arena_state`."""
-        live = tuple(self.read(self.cons + k) for k in range((self.p_prod - self.cons) & M32))
+        slots = [(self.cons + k) & self.mask for k in range((self.p_prod - self.cons) & M32)]
+        live = tuple((self.addr[i], self.len[i]) for i in slots)
         return (self.prod, self.cons, self.p_prod, self.p_cons, self.c_prod, self.c_cons,
                 self.flags, self.refresh, live)
 
@@ -122,9 +125,5 @@ def arena_state(m, o):
     size = int(m[o + R_SIZE])
     w = [int(m[o + k]) for k in (R_PROD, R_CONS, R_PCPROD, R_PCCONS, R_CCPROD, R_CCCONS,
                                  R_FLAGS, R_REFRESH)]
-    base = o + ring_words(0)
-    live = tuple(
-        (int(m[base + (i & (size - 1))]), int(m[base + size + (i & (size - 1))]))
-        for i in (w[1] + k for k in range((w[2] - w[1]) & M32))
-    )
-    return (*w, live)
+    slots = o + ring_words(0) + ((w[1] + np.arange((w[2] - w[1]) & M32)) & (size - 1))
+    return (*w, tuple(zip(m[slots].tolist(), m[slots + size].tolist(), strict=True)))

@@ -63,3 +63,5 @@ class TestbedConfig(Section):
                        choices=cost_profiles, pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]*")
     cpu_ghz: float | None = fld(None, "CPU clock; none = the profile's frequency", unit="GHz",
                                 lo=0.5, hi=6.0)
+    jitter: float = fld(0.2, "relative spread of interrupt, IPI and wakeup delays (seeded)",
+                        lo=0.0, hi=1.0)

@@ -1,0 +1,375 @@
+"""tun + vhost-net: a host application's AF_XDP socket bound to a tun queue, whose packets
+vhost-net copies into a guest's receive virtqueue (design/datapaths.md §3).
+
+Contexts: APP (the host application, e.g. an OVS PMD; its syscalls go to label "sys"),
+VHOST (the vhost-net worker thread), GUEST (the guest's virtio-net rx NAPI on a vCPU).
+
+Copy mode (mainline): sendto → xsk_generic_xmit (skb + payload copy) → tun_net_xmit →
+tfile ptr_ring (full: dropped, tun's tx_dropped) → sk_data_ready queues handle_rx on the
+worker → handle_rx: vhost_net_buf_produce takes up to VHOST_NET_BATCH pointers, each
+packet takes a guest buffer (get_rx_bufs), is copied into guest memory, the skb is consumed
+and its destructor publishes the completion; used entries are signalled when more than 64
+are pending; a pass stops at VHOST_NET_PKT_WEIGHT / VHOST_NET_WEIGHT and requeues itself.
+
+Zero copy v1 (Jan 2024 patch): sendto only calls ndo_xsk_wakeup (wakes vhost); handle_rx
+peeks one xsk descriptor at a time (xsk_tx_peek_desc + xsk_tx_release under the pool lock),
+copies it from UMEM into the guest and completes it (xsk_tx_completed(pool, 1)).
+Zero copy v2 (Feb 2024): vhost_net_buf_produce finds the ptr_ring empty, tun_peek_xsk
+completes the previous batch, peeks a batch (bounded by the ptr_ring's free slots and
+TUN_XDP_BATCH = vhost_batch) and pushes tagged descriptor pointers into the ptr_ring.
+
+The guest side is minimal on purpose (not the virtio-net split-ring model): the rx
+virtqueue is four counters (buffers posted, taken by vhost, used published, consumed by the
+guest). Guest TX (handle_tx) is not modelled. Deviation from the v1 patch: vhost checks for
+a guest buffer before peeking a descriptor, so the "peeked but no guest buffer → stranded
+descriptor" bug pointed out in review does not happen here.
+"""
+from numba import njit
+
+from .. import ops as op
+from .. import stats as st
+from . import afxdp
+from .engine import (
+    begin,
+    charge,
+    count,
+    cx,
+    cx_set,
+    finish,
+    horizon,
+    napi_complete,
+    napi_schedule,
+    next_context,
+    now,
+    sample,
+    spin_until,
+    wake,
+)
+from .layout import (
+    CX_A,
+    CX_READY,
+    CX_SCHED,
+    DEV_BASE,
+    H_APPSTK_N,
+    H_CQ,
+    H_FLEN,
+    H_FRAME,
+    H_GAP,
+    H_HEADROOM,
+    H_OWN,
+    H_PROGRESS,
+    H_QLABEL,
+    H_SCR,
+    H_SENT_SEQ,
+    H_START_T,
+    H_TX,
+    H_WORKLOAD,
+    H_ZC,
+    INF,
+    OWN_CQ,
+    OWN_DEV,
+    WL_TXONLY,
+)
+from .ptr_ring import (
+    ptr_ring_consume_batched,
+    ptr_ring_count,
+    ptr_ring_free,
+    ptr_ring_produce,
+)
+from .xsk_ring import (
+    cons_peek,
+    cons_release,
+    prod_nb_free,
+    prod_reserve,
+    prod_submit_n,
+    ring_addr,
+    ring_entries,
+    ring_len,
+    ring_write,
+)
+
+(
+    D_PR, D_VB, D_VB_HEAD, D_VB_N, D_VB_CAP, D_G_SIZE, D_G_AVAIL, D_VH_TAKEN, D_G_USED,
+    D_G_CONS, D_VH_WAIT_AVAIL, D_VH_QUEUED, D_WPKTS, D_WBYTES, D_GBUDGET, D_IRQ_DELAY,
+    D_L_SYS, D_ZCV, D_V2_PREV, D_STALL_UNTIL, D_BURST,
+) = range(DEV_BASE, DEV_BASE + 21)
+APP, VHOST, GUEST = 0, 1, 2  # context ids
+TX_BATCH_SIZE = 32  # xsk_generic_xmit: descriptors per sendto
+SIGNAL_BATCH = 64   # vhost_net_signal_used when done_idx > VHOST_NET_BATCH
+
+
+# --- completions -------------------------------------------------------------------------
+@njit(cache=True)
+def _complete_dropped(m, cc, cb, k):
+    """The destructor of a dropped skb: the completion is published (the frame goes back to
+    the application) but the packet is not counted as transmitted."""
+    cq = m[H_CQ]
+    charge(m, cc, cb, op.XSK_DESTRUCT_SKB, k, 0)
+    i = m[cq + 2]  # R_PROD: oldest reserved, unpublished completion (in-order submit)
+    for j in range(k):
+        f = ring_addr(m, cq, i + j) // m[H_FRAME]
+        m[m[H_OWN] + f] = OWN_CQ
+    prod_submit_n(m, cq, k, now(m))
+
+
+# --- waking the vhost worker ------------------------------------------------------------
+@njit(cache=True)
+def _vhost_queue(m, cc, cb):
+    """vhost_poll_queue → vhost_vq_work_queue: queue handle_rx once; wake the worker if it
+    sleeps (the waker pays try_to_wake_up, the worker a context switch in)."""
+    if m[D_VH_QUEUED]:
+        return
+    m[D_VH_QUEUED] = 1
+    charge(m, cc, cb, op.VHOST_POLL_QUEUE, 1, 0)
+    if cx(m, VHOST, CX_READY) >= INF:
+        charge(m, cc, cb, op.WAKE_UP_PROCESS, 1, 0)
+        count(m, st.VHOST_WAKEUPS, 1)
+        cx_set(m, VHOST, CX_A, 1)
+        wake(m, VHOST, max(now(m) + m[D_IRQ_DELAY], m[D_STALL_UNTIL]))
+
+
+@njit(cache=True)
+def _data_ready(m, cc, cb):
+    """sk_data_ready on the tfile socket → vhost_poll_wakeup."""
+    charge(m, cc, cb, op.SOCK_DEF_READABLE, 1, 0)
+    _vhost_queue(m, cc, cb)
+
+
+# --- the application's syscalls -----------------------------------------------------------
+@njit(cache=True)
+def _sendto(m, cc, cb):
+    charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
+    count(m, st.SENDTO_CALLS, 1)
+    if m[H_ZC]:  # ndo_xsk_wakeup = __tun_xdp_flush_tfile: wake vhost, nothing else
+        charge(m, cc, cb, op.XSK_WAKEUP, 1, 0)
+        count(m, st.WAKEUPS, 1)
+        _data_ready(m, cc, cb)
+        return
+    sent = 0
+    while sent < TX_BATCH_SIZE:
+        addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
+        if addr < 0:
+            break
+        sent += 1
+        charge(m, cc, cb, op.TUN_NET_XMIT, 1, 0)
+        if not ptr_ring_produce(m, m[D_PR], addr, ln, now(m)):
+            # ptr_ring full: tx_dropped, kfree_skb → destructor; NET_XMIT_DROP ends sendto
+            count(m, st.TUN_TX_DROPPED, 1)
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+            _complete_dropped(m, cc, cb, 1)
+            break
+        _data_ready(m, cc, cb)
+    afxdp.generic_xmit_done(m)
+
+
+@njit(cache=True)
+def app_quantum(m, cc, cb):
+    """One OVS PMD iteration toward the tun port. Unlike xdpsock (a sendto on every loop
+    while completions are outstanding), netdev-afxdp kicks once after sending a batch, and
+    again while the kernel leaves descriptors on TX (copy mode: 32 per sendto, -EBUSY).
+    At a set rate the PMD forwards ``pmd_burst`` packets at a time."""
+    progress = m[H_PROGRESS]
+    gap = m[H_GAP]
+    burst = m[D_BURST]
+    if gap > 0 and burst > 1 and m[H_WORKLOAD] == WL_TXONLY and m[H_APPSTK_N] >= burst:
+        due = (now(m) - m[H_START_T]) // gap + 1
+        if due - m[H_SENT_SEQ] < burst:  # the PMD's poll found less than a burst: spin
+            charge(m, cc, cb, op.APP_LOOP, 1, 0)
+            t = m[H_START_T] + (m[H_SENT_SEQ] + burst - 1) * gap
+            spin_until(m, cc, cb, min(horizon(m, APP), t))
+            wake(m, APP, now(m))
+            return
+    sent = m[H_SENT_SEQ]
+    kick = afxdp.app_iteration(m, cc, cb)
+    if m[H_SENT_SEQ] == sent and (m[H_ZC] or ring_entries(m, m[H_TX]) == 0):
+        kick &= ~afxdp.KICK_TX  # OVS kicks after a batch it sent, not on every poll
+    if kick:
+        label = m[H_QLABEL]
+        m[H_QLABEL] = m[D_L_SYS]
+        if kick & afxdp.KICK_TX:
+            _sendto(m, cc, cb)
+        if kick & afxdp.KICK_RX:
+            charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
+            count(m, st.POLL_CALLS, 1)
+        m[H_QLABEL] = label
+    if m[H_PROGRESS] == progress:
+        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
+    wake(m, APP, now(m))  # the PMD spins
+
+
+# --- vhost-net handle_rx --------------------------------------------------------------------
+@njit(cache=True)
+def _peek_one(m, cc, cb):
+    """tun_peek_len (v1): xsk_tx_peek_desc + xsk_tx_release, one descriptor. The completion
+    slot is reserved at peek (xskq_prod_reserve_addr). Returns (addr, len) or (-1, 0)."""
+    charge(m, cc, cb, op.XSK_TX_PEEK_DESC, 1, 0)
+    tx, cq = m[H_TX], m[H_CQ]
+    if prod_nb_free(m, cq, 1, now(m)) < 1:
+        return -1, 0
+    k, idx = cons_peek(m, tx, 1, now(m))
+    if k == 0:
+        count(m, st.TX_RING_EMPTY, 1)
+        return -1, 0
+    addr = ring_addr(m, tx, idx)
+    ln = ring_len(m, tx, idx)
+    ck, cidx = prod_reserve(m, cq, 1, now(m))
+    ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
+    m[m[H_OWN] + addr // m[H_FRAME]] = OWN_DEV
+    m[m[H_FLEN] + addr // m[H_FRAME]] = ln
+    cons_release(m, tx, now(m))
+    charge(m, cc, cb, op.XSK_TX_RELEASE, 1, 0)
+    return addr, ln
+
+
+@njit(cache=True)
+def _peek_xsk_v2(m, cc, cb):
+    """tun_peek_xsk (v2): complete the previous batch, peek a new one into the ptr_ring."""
+    if m[D_V2_PREV]:
+        afxdp.tx_completed(m, cc, cb, m[D_V2_PREV], op.XSK_TX_COMPLETED)
+        m[D_V2_PREV] = 0
+    n = min(ptr_ring_free(m, m[D_PR]), m[D_VB_CAP])
+    k = afxdp.zc_tx_peek_batch(m, cc, cb, n)
+    scr = m[H_SCR]
+    for i in range(k):
+        ptr_ring_produce(m, m[D_PR], m[scr + 2 * i], m[scr + 2 * i + 1], now(m))
+    charge(m, cc, cb, op.PTR_RING_PRODUCE, k, 0)
+    m[D_V2_PREV] = k
+    return k
+
+
+@njit(cache=True)
+def _buf_produce(m, cc, cb):
+    """vhost_net_buf_produce: refill vhost's local pointer cache from the ptr_ring."""
+    k = ptr_ring_consume_batched(m, m[D_PR], m[D_VB], m[D_VB_CAP], now(m))
+    if k == 0 and m[H_ZC]:  # v2: the ptr_ring is fed from the xsk on demand
+        if _peek_xsk_v2(m, cc, cb):
+            k = ptr_ring_consume_batched(m, m[D_PR], m[D_VB], m[D_VB_CAP], now(m))
+    charge(m, cc, cb, op.PTR_RING_CONSUME_BATCHED, k, 0)
+    m[D_VB_HEAD] = 0
+    m[D_VB_N] = k
+
+
+@njit(cache=True)
+def _signal_used(m, cc, cb, n):
+    """vhost_net_signal_used: publish ``n`` used entries; interrupt the guest unless its
+    NAPI is already polling (callbacks disabled)."""
+    charge(m, cc, cb, op.VHOST_SIGNAL_USED, 1, 0)
+    m[D_G_USED] += n
+    if not cx(m, GUEST, CX_SCHED):
+        charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
+        if napi_schedule(m, GUEST, now(m) + m[D_IRQ_DELAY]):
+            cx_set(m, GUEST, CX_A, 1)
+
+
+@njit(cache=True)
+def vhost_quantum(m, cc, cb):
+    if now(m) < m[D_STALL_UNTIL]:  # fault injection: the worker is stalled
+        wake(m, VHOST, m[D_STALL_UNTIL])
+        return
+    if cx(m, VHOST, CX_A):
+        cx_set(m, VHOST, CX_A, 0)
+        charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
+    m[D_VH_QUEUED] = 0
+    charge(m, cc, cb, op.HANDLE_RX, 1, 0)
+    zc, v1 = m[H_ZC], m[D_ZCV] == 1
+    pkts, nbytes, done = 0, 0, 0
+    requeue = False
+    while True:
+        if m[D_G_AVAIL] - m[D_VH_TAKEN] <= 0:  # get_rx_bufs: no guest buffer
+            m[D_VH_WAIT_AVAIL] = 1
+            count(m, st.VHOST_NO_RX_BUFS, 1)
+            break
+        if zc and v1:
+            addr, ln = _peek_one(m, cc, cb)
+            if addr < 0:
+                break
+        else:
+            if m[D_VB_N] == 0:
+                _buf_produce(m, cc, cb)
+                if m[D_VB_N] == 0:
+                    break
+            s = m[D_VB] + 2 * m[D_VB_HEAD]
+            addr, ln = m[s], m[s + 1]
+            m[D_VB_HEAD] += 1
+            m[D_VB_N] -= 1
+        charge(m, cc, cb, op.GET_RX_BUFS, 1, 0)
+        m[D_VH_TAKEN] += 1
+        charge(m, cc, cb, op.TUN_DO_READ, 1, 0)
+        charge(m, cc, cb, op.COPY_TO_ITER, 1, ln)  # the copy into guest memory
+        if not zc:  # consume_skb: the destructor publishes the completion
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+            afxdp.tx_completed(m, cc, cb, 1, op.XSK_DESTRUCT_SKB)
+        elif v1:
+            afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)
+            afxdp.set_tx_need_wakeup(m, cc, cb, True)
+        done += 1
+        pkts += 1
+        nbytes += ln
+        if done > SIGNAL_BATCH:
+            _signal_used(m, cc, cb, done)
+            done = 0
+        if pkts >= m[D_WPKTS] or nbytes >= m[D_WBYTES]:  # vhost_exceeds_weight
+            count(m, st.VHOST_REQUEUES, 1)
+            requeue = True
+            break
+    if done:
+        _signal_used(m, cc, cb, done)
+    if requeue or m[D_VH_QUEUED]:
+        m[D_VH_QUEUED] = 1
+        wake(m, VHOST, now(m))
+    elif zc:
+        afxdp.set_tx_need_wakeup(m, cc, cb, True)
+
+
+# --- the guest's rx NAPI ----------------------------------------------------------------------
+@njit(cache=True)
+def guest_quantum(m, cc, cb):
+    if cx(m, GUEST, CX_A):
+        cx_set(m, GUEST, CX_A, 0)
+        charge(m, cc, cb, op.IRQ_ENTRY, 1, 0)
+        count(m, st.INTERRUPTS, 1)
+    cx_set(m, GUEST, CX_SCHED, 1)
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    got = min(m[D_G_USED] - m[D_G_CONS], m[D_GBUDGET])
+    charge(m, cc, cb, op.VIRTNET_RECEIVE, got, 0)
+    m[D_G_CONS] += got
+    count(m, st.GUEST_RX_PACKETS, got)
+    free = m[D_G_SIZE] - (m[D_G_AVAIL] - m[D_G_CONS])
+    if free > 0:
+        charge(m, cc, cb, op.TRY_FILL_RECV, free, 0)
+        m[D_G_AVAIL] += free
+        if m[D_VH_WAIT_AVAIL]:  # vhost enabled avail notification: kick it
+            m[D_VH_WAIT_AVAIL] = 0
+            charge(m, cc, cb, op.VIRTQUEUE_KICK, 1, 0)
+            count(m, st.KICKS, 1)
+            _vhost_queue(m, cc, cb)
+    if got >= m[D_GBUDGET]:
+        wake(m, GUEST, now(m))
+    elif napi_complete(m, GUEST) and m[D_G_USED] > m[D_G_CONS]:
+        napi_schedule(m, GUEST, now(m))  # virtqueue_enable_cb found more: poll again
+
+
+@njit(cache=True)
+def simulate(m, cc, cb):
+    while True:
+        c = next_context(m)
+        if c < 0:
+            break
+        begin(m, c)
+        if c == APP:
+            app_quantum(m, cc, cb)
+        elif c == VHOST:
+            vhost_quantum(m, cc, cb)
+        else:
+            guest_quantum(m, cc, cb)
+        finish(m, c)
+        sample(m)
+
+
+@njit(cache=True)
+def in_flight(m):
+    """Packets inside tun/vhost: skbs (or v2 tagged descriptors) not yet completed."""
+    if m[H_ZC]:
+        return m[D_V2_PREV]
+    return ptr_ring_count(m, m[D_PR]) + m[D_VB_N]

@@ -1,0 +1,333 @@
+"""The veth pair: a sender on one end, a sink past the peer (bridge → NIC), three modes.
+
+- udp: iperf3 -u, one sendto per datagram: udp_sendmsg → ip_output → dev_queue_xmit →
+  veth_xmit → netif_rx onto the sending CPU's backlog → process_backlog (softirq on that
+  CPU) → the peer's stack → sink; the skb is freed (sock_wfree) after the sink.
+- copy: AF_XDP copy mode: xsk_generic_xmit in sendto (≤32 descs, skb + payload copy) →
+  veth_xmit → the peer's ptr_ring (full → drop, counted as veth counts it; sendto stops:
+  -EBUSY) → veth_poll NAPI on the peer (budget 64) → sink; completion by the skb destructor.
+- zerocopy: the RFC's veth tx NAPI woken by ndo_xsk_wakeup: per desc xsk_tx_peek_desc, then
+  page + memcpy + build_skb + napi_gro_receive on the peer (CQ completed at once); with
+  ``batch`` up to 17 same-flow descs become one GSO skb whose frags point into UMEM,
+  completed by its destructor. The peer's stack (sink) runs in that same softirq.
+
+Packets inside the device are counted, not stored: all skbs of a run have the same length.
+"""
+from numba import njit
+
+from .. import ops as op
+from .. import stats as st
+from . import afxdp
+from .engine import (
+    begin,
+    charge,
+    count,
+    finish,
+    napi_complete,
+    napi_schedule,
+    next_context,
+    now,
+    sample,
+    wake,
+)
+from .layout import (
+    DEV_BASE,
+    H_CNT,
+    H_CQ,
+    H_FLEN,
+    H_FRAME,
+    H_GAP,
+    H_HEADROOM,
+    H_OWN,
+    H_PKTLEN,
+    H_QLABEL,
+    H_SENT_SEQ,
+    H_START_T,
+    H_TX,
+    OWN_CQ,
+    OWN_DEV,
+)
+from .xsk_ring import (
+    cons_cancel,
+    cons_peek,
+    cons_release,
+    prod_reserve,
+    prod_submit_n,
+    ring_addr,
+    ring_write,
+)
+
+(
+    D_MODE, D_BATCH, D_MAXSEG, D_CSUM, D_RCAP, D_RN, D_BCAP, D_BN, D_BUDGET, D_EXTRA,
+    D_L_SYS, D_AGG,
+) = range(DEV_BASE, DEV_BASE + 12)
+MODE_UDP, MODE_COPY, MODE_ZC = range(3)
+APP, BACKLOG, PEER, TXNAPI = range(4)  # context ids
+HDR_LEN = 42  # Ethernet + IPv4 + UDP headers in front of the UDP payload
+TX_BATCH_SIZE = 32  # xsk_generic_xmit descs per sendto
+
+
+# --- shared pieces ------------------------------------------------------------------------
+@njit(cache=True)
+def _sink(m, cc, cb, nskb):
+    """The stack past the peer: bridge → dev_queue_xmit → NIC, per skb (a GSO skb is one)."""
+    charge(m, cc, cb, op.BR_FORWARD_FINISH, nskb, 0)
+    if m[D_EXTRA]:
+        charge(m, cc, cb, op.VETH_SINK_EXTRA, nskb * m[D_EXTRA], 0)
+
+
+@njit(cache=True)
+def _complete_dropped(m, cc, cb):
+    """kfree_skb of a dropped copy-mode skb: its destructor submits one completion (in ring
+    order, as xsk_cq_submit_locked does), but nothing was transmitted."""
+    charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+    charge(m, cc, cb, op.XSK_DESTRUCT_SKB, 1, 0)
+    cq = m[H_CQ]
+    addr = ring_addr(m, cq, m[cq + 2])  # R_PROD: the oldest reserved completion
+    m[m[H_OWN] + addr // m[H_FRAME]] = OWN_CQ
+    prod_submit_n(m, cq, 1, now(m))
+
+
+@njit(cache=True)
+def _app_csum(m, cc, cb, k):
+    """libxudp computes the UDP checksum in user space unless the path offloads it: copy
+    mode and the RFC's non-batch path have no offload; batch has udp4_hwcsum."""
+    if k and (m[D_MODE] == MODE_COPY or m[D_BATCH] == 0 or m[D_CSUM] == 0):
+        charge(m, cc, cb, op.CSUM_PARTIAL, k, k * (m[H_PKTLEN] - HDR_LEN))
+
+
+# --- udp mode -----------------------------------------------------------------------------
+@njit(cache=True)
+def udp_app_quantum(m, cc, cb):
+    """iperf3 -u -b 0: one datagram per sendto."""
+    gap = m[H_GAP]
+    if gap > 0:
+        due = m[H_START_T] + m[H_SENT_SEQ] * gap
+        if due > now(m):
+            wake(m, APP, due)
+            return
+    plen = m[H_PKTLEN]
+    pay = plen - HDR_LEN
+    charge(m, cc, cb, op.IPERF3_UDP_SEND, 1, 0)
+    m[H_SENT_SEQ] += 1
+    count(m, st.TX_SUBMITTED, 1)
+    count(m, st.OFFERED, 1)
+    label = m[H_QLABEL]
+    m[H_QLABEL] = m[D_L_SYS]
+    charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
+    count(m, st.SENDTO_CALLS, 1)
+    charge(m, cc, cb, op.UDP_SENDMSG, 1, 0)
+    charge(m, cc, cb, op.IP_GENERIC_GETFRAG, 1, pay)
+    if m[D_CSUM] == 0:  # csum_and_copy_from_user: the sender computes it
+        charge(m, cc, cb, op.CSUM_PARTIAL, 1, pay)
+    charge(m, cc, cb, op.IP_OUTPUT, 1, 0)
+    charge(m, cc, cb, op.DEV_QUEUE_XMIT, 1, 0)
+    charge(m, cc, cb, op.VETH_XMIT, 1, 0)
+    charge(m, cc, cb, op.NETIF_RX, 1, 0)
+    if m[D_BN] >= m[D_BCAP]:
+        count(m, st.BACKLOG_DROPPED, 1)
+        charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+        charge(m, cc, cb, op.SOCK_WFREE, 1, 0)
+    else:
+        m[D_BN] += 1
+        if napi_schedule(m, BACKLOG, now(m)):
+            charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
+            count(m, st.NAPI_SCHEDULES, 1)
+    m[H_QLABEL] = label
+    wake(m, APP, now(m))
+
+
+@njit(cache=True)
+def backlog_quantum(m, cc, cb):
+    """process_backlog on the sending CPU: the peer's stack and the sink, per skb."""
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    n = min(m[D_BN], m[D_BUDGET])
+    charge(m, cc, cb, op.NETIF_RECEIVE_SKB, n, 0)
+    _sink(m, cc, cb, n)
+    charge(m, cc, cb, op.KFREE_SKB, n, 0)
+    charge(m, cc, cb, op.SOCK_WFREE, n, 0)
+    m[D_BN] -= n
+    count(m, st.TX_PACKETS, n)
+    count(m, st.TX_BYTES, n * m[H_PKTLEN])
+    _poll_end(m, BACKLOG, n, m[D_BN])
+
+
+@njit(cache=True)
+def _poll_end(m, c, done, left):
+    """Budget used → poll again at once (the softirq re-raises); else complete, and poll
+    again if work arrived meanwhile (the re-check after napi_complete_done)."""
+    if done >= m[D_BUDGET]:
+        wake(m, c, now(m))
+    elif napi_complete(m, c) and left > 0:
+        napi_schedule(m, c, now(m))
+
+
+# --- copy mode ----------------------------------------------------------------------------
+@njit(cache=True)
+def copy_sendto(m, cc, cb):
+    """__xsk_generic_xmit → __dev_direct_xmit → veth_xmit → the peer's ptr_ring."""
+    sent = 0
+    while sent < TX_BATCH_SIZE:
+        addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
+        if addr < 0:
+            break
+        charge(m, cc, cb, op.VETH_XMIT, 1, 0)
+        if m[D_RN] >= m[D_RCAP]:  # ptr_ring_produce fails: NET_XMIT_DROP → -EBUSY
+            count(m, st.VETH_RING_FULL, 1)
+            _complete_dropped(m, cc, cb)
+            break
+        m[D_RN] += 1
+        sent += 1
+        if napi_schedule(m, PEER, now(m)):  # __veth_xdp_flush
+            charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
+            count(m, st.NAPI_SCHEDULES, 1)
+    afxdp.generic_xmit_done(m)
+
+
+@njit(cache=True)
+def peer_quantum(m, cc, cb):
+    """veth_poll on the peer: consume ≤budget skbs from the ptr_ring, up the stack to the
+    sink; freeing each skb runs xsk_destruct_skb (one completion)."""
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    n = min(m[D_RN], m[D_BUDGET])
+    if n:
+        charge(m, cc, cb, op.VETH_XDP_RCV_SKB, n, 0)
+        charge(m, cc, cb, op.NAPI_GRO_RECEIVE, n, 0)
+        _sink(m, cc, cb, n)
+        charge(m, cc, cb, op.KFREE_SKB, n, 0)
+        m[D_RN] -= n
+        afxdp.tx_completed(m, cc, cb, n, op.XSK_DESTRUCT_SKB)
+    _poll_end(m, PEER, n, m[D_RN])
+
+
+# --- zero-copy mode (the RFC's veth tx NAPI) ----------------------------------------------
+@njit(cache=True)
+def _emit_aggregate(m, cc, cb, nseg):
+    """One GSO skb of ``nseg`` descs: head with copied headers, frags into UMEM, seg-info
+    list; up the peer's stack to the sink; its destructor completes the descs."""
+    charge(m, cc, cb, op.VETH_XSK_GSO_SKB, 1, 0)
+    charge(m, cc, cb, op.KMALLOC, 1, 0)
+    charge(m, cc, cb, op.SKB_FILL_PAGE_DESC, nseg, 0)
+    charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
+    _sink(m, cc, cb, 1)
+    charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+    charge(m, cc, cb, op.VETH_XSK_DESTRUCT_SKB, 1, 0)
+    afxdp.tx_completed(m, cc, cb, nseg, op.XSK_TX_COMPLETED)
+
+
+@njit(cache=True)
+def veth_xsk_tx_xmit(m, cc, cb, budget):
+    """Up to ``budget`` descs, one xsk_tx_peek_desc each; returns how many were sent."""
+    tx = m[H_TX]
+    cq = m[H_CQ]
+    sent = 0
+    agg = 0
+    while sent < budget:
+        k, idx = cons_peek(m, tx, 1, now(m))
+        if k == 0:
+            if sent == 0:
+                count(m, st.TX_RING_EMPTY, 1)
+            break
+        ck, cidx = prod_reserve(m, cq, 1, now(m))
+        if ck == 0:
+            cons_cancel(m, tx, 1)
+            break
+        charge(m, cc, cb, op.XSK_TX_PEEK_DESC, 1, 0)
+        addr = ring_addr(m, tx, idx)
+        ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
+        m[m[H_OWN] + addr // m[H_FRAME]] = OWN_DEV
+        sent += 1
+        if m[D_BATCH]:
+            agg += 1
+            if agg == m[D_MAXSEG]:
+                _emit_aggregate(m, cc, cb, agg)
+                agg = 0
+        else:
+            ln = m[m[H_FLEN] + addr // m[H_FRAME]]
+            charge(m, cc, cb, op.VETH_XSK_BUILD_SKB, 1, 0)
+            charge(m, cc, cb, op.MEMCPY, 1, ln)
+            afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)  # xsk_tx_completed_addr
+            charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
+            _sink(m, cc, cb, 1)
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+    if agg:
+        _emit_aggregate(m, cc, cb, agg)
+    if sent:
+        cons_release(m, tx, now(m))  # xsk_tx_release
+        charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)  # napi_schedule(&peer_rq->xdp_napi)
+    return sent
+
+
+@njit(cache=True)
+def txnapi_quantum(m, cc, cb):
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    afxdp.set_tx_need_wakeup(m, cc, cb, False)
+    sent = veth_xsk_tx_xmit(m, cc, cb, m[D_BUDGET])
+    if sent >= m[D_BUDGET]:
+        wake(m, TXNAPI, now(m))
+    elif napi_complete(m, TXNAPI):
+        afxdp.set_tx_need_wakeup(m, cc, cb, True)
+
+
+@njit(cache=True)
+def zc_sendto(m, cc, cb):
+    """ndo_xsk_wakeup (veth_xsk_wakeup): schedule the tx NAPI unless it is running."""
+    charge(m, cc, cb, op.XSK_WAKEUP, 1, 0)
+    count(m, st.WAKEUPS, 1)
+    if napi_schedule(m, TXNAPI, now(m)):
+        charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
+        count(m, st.NAPI_SCHEDULES, 1)
+
+
+# --- the AF_XDP sender (libxudp) ----------------------------------------------------------
+@njit(cache=True)
+def xsk_app_quantum(m, cc, cb):
+    k0 = m[m[H_CNT] + st.TX_SUBMITTED]
+    kick = afxdp.app_iteration(m, cc, cb)
+    k = m[m[H_CNT] + st.TX_SUBMITTED] - k0
+    if k:
+        charge(m, cc, cb, op.XUDP_SEND_PKT, k, 0)
+        _app_csum(m, cc, cb, k)
+    if kick & afxdp.KICK_TX:
+        label = m[H_QLABEL]
+        m[H_QLABEL] = m[D_L_SYS]
+        charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
+        count(m, st.SENDTO_CALLS, 1)
+        if m[D_MODE] == MODE_COPY:
+            copy_sendto(m, cc, cb)
+        else:
+            zc_sendto(m, cc, cb)
+        m[H_QLABEL] = label
+    wake(m, APP, now(m))
+
+
+@njit(cache=True)
+def simulate(m, cc, cb):
+    mode = m[D_MODE]
+    while True:
+        c = next_context(m)
+        if c < 0:
+            break
+        begin(m, c)
+        if c == APP:
+            if mode == MODE_UDP:
+                udp_app_quantum(m, cc, cb)
+            else:
+                xsk_app_quantum(m, cc, cb)
+        elif c == BACKLOG:
+            backlog_quantum(m, cc, cb)
+        elif c == PEER:
+            peer_quantum(m, cc, cb)
+        else:
+            txnapi_quantum(m, cc, cb)
+        finish(m, c)
+        sample(m)
+
+
+def in_flight(m):
+    """Packets inside the device: on the backlog or the peer's ptr_ring."""
+    return int(m[D_BN] + m[D_RN])
+

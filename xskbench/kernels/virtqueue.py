@@ -1,0 +1,263 @@
+"""The split virtqueue (drivers/virtio/virtio_ring.c, *_split) as arena data structures.
+
+A virtqueue at arena offset ``o``: a header, the descriptor table (addr, len, flags, next),
+the avail ring (head, publish time), the used ring (id, len, publish time) and per-head
+state (token, chain length, indirect sg count). Free descriptors form a chain through
+``next`` (``free_head``). A multi-sg buffer with ``VIRTIO_RING_F_INDIRECT_DESC`` takes one
+ring slot and an indirect table: kmalloc'd per packet and kfree'd on detach, or, with the
+desc cache (Xuan Zhuo's "virtio support cache indirect desc", not merged), popped from and
+pushed back to a per-vq free list when ``sg <= threshold``.
+
+These functions only move data and return what happened; the driver that calls them charges
+the ops (kernel driver and DPDK PMD charge differently). Both sides see the other side's
+ring index only as of the virtual time it was published (entries carry publish stamps).
+Indices are free running; ``vring_need_event`` works on their u16 values (EVENT_IDX).
+"""
+from numba import njit
+
+(
+    Q_NUM, Q_NUM_FREE, Q_FREE_HEAD, Q_AVAIL_IDX, Q_LAST_USED, Q_USED_IDX, Q_LAST_AVAIL,
+    Q_AVAIL_EVENT, Q_USED_EVENT, Q_KICK_OLD, Q_CB_ON, Q_EVENT, Q_INDIRECT, Q_CACHE_ON,
+    Q_CACHE_THR, Q_CACHE_N, Q_NO_NOTIFY, Q_SIG_OLD, Q_TBL_LIVE, Q_INUSE,
+) = range(20)
+QH = 24
+F_NEXT, F_WRITE, F_INDIRECT = 1, 2, 4
+# what vq_add did with an indirect table (the driver charges accordingly)
+ADD_DIRECT, ADD_KMALLOC, ADD_CACHE = 0, 1, 2
+FREE_NONE, FREE_KFREE, FREE_CACHE = 0, 1, 2
+U16 = 0xFFFF
+
+
+def vq_words(num):
+    return QH + 4 * num + 2 * num + 3 * num + 3 * num
+
+
+@njit(cache=True, inline="always")
+def _desc(m, o, i):
+    return o + QH + 4 * i
+
+
+@njit(cache=True, inline="always")
+def _avail(m, o, idx):
+    return o + QH + 4 * m[o + Q_NUM] + 2 * (idx % m[o + Q_NUM])
+
+
+@njit(cache=True, inline="always")
+def _used(m, o, idx):
+    return o + QH + 6 * m[o + Q_NUM] + 3 * (idx % m[o + Q_NUM])
+
+
+@njit(cache=True, inline="always")
+def _head(m, o, h):
+    return o + QH + 9 * m[o + Q_NUM] + 3 * h
+
+
+@njit(cache=True)
+def vq_init(m, o, num, event, indirect, cache_on, cache_thr):
+    """An empty queue of ``num`` (pow2) descriptors; callbacks off until the driver asks."""
+    for i in range(QH + 12 * num):
+        m[o + i] = 0
+    m[o + Q_NUM] = num
+    m[o + Q_NUM_FREE] = num
+    for i in range(num):
+        m[_desc(m, o, i) + 3] = i + 1
+    m[o + Q_EVENT] = event
+    m[o + Q_INDIRECT] = indirect
+    m[o + Q_CACHE_ON] = cache_on
+    m[o + Q_CACHE_THR] = cache_thr
+    m[o + Q_CACHE_N] = num if cache_on else 0  # virtqueue_set_desc_cache: num tables
+
+
+@njit(cache=True, inline="always")
+def need_event(event, new, old):
+    """vring_need_event on u16 indices."""
+    return ((new - event - 1) & U16) < ((new - old) & U16)
+
+
+# --- driver side -----------------------------------------------------------------------------
+@njit(cache=True)
+def vq_slots_for(m, o, nsg):
+    """Ring slots one buffer of ``nsg`` sgs takes (virtqueue_use_indirect)."""
+    if m[o + Q_INDIRECT] and nsg > 1:
+        return 1
+    return nsg
+
+
+@njit(cache=True)
+def vq_add(m, o, token, nsg, length, write, t):
+    """virtqueue_add_split: returns ADD_* (what the indirect table came from), or -1 when
+    the ring has no room (-ENOSPC). The avail idx is published at ``t``."""
+    indirect = m[o + Q_INDIRECT] and nsg > 1 and m[o + Q_NUM_FREE] > 0
+    need = 1 if indirect else nsg
+    if m[o + Q_NUM_FREE] < need:
+        return -1
+    head = m[o + Q_FREE_HEAD]
+    how = ADD_DIRECT
+    if indirect:
+        d = _desc(m, o, head)
+        m[d] = token
+        m[d + 1] = 16 * nsg
+        m[d + 2] = F_INDIRECT
+        m[o + Q_FREE_HEAD] = m[d + 3]
+        if m[o + Q_CACHE_ON] and nsg <= m[o + Q_CACHE_THR] and m[o + Q_CACHE_N] > 0:
+            m[o + Q_CACHE_N] -= 1
+            how = ADD_CACHE
+        else:
+            m[o + Q_TBL_LIVE] += 1
+            how = ADD_KMALLOC
+    else:
+        i = head
+        for s in range(nsg):
+            d = _desc(m, o, i)
+            m[d] = token
+            m[d + 1] = length if s == nsg - 1 else 12
+            m[d + 2] = (F_NEXT if s < nsg - 1 else 0) | (F_WRITE if write else 0)
+            if s < nsg - 1:
+                i = m[d + 3]
+        m[o + Q_FREE_HEAD] = m[_desc(m, o, i) + 3]
+    m[o + Q_NUM_FREE] -= need
+    h = _head(m, o, head)
+    m[h] = token
+    m[h + 1] = need
+    m[o + Q_INUSE] += 1
+    a = _avail(m, o, m[o + Q_AVAIL_IDX])
+    m[a] = head
+    m[a + 1] = t
+    m[o + Q_AVAIL_IDX] += 1
+    m[h + 2] = nsg if indirect else 0
+    m[_desc(m, o, head) + 1] = length if indirect else m[_desc(m, o, head) + 1]
+    return how
+
+
+@njit(cache=True)
+def vq_head_len(m, o, head):
+    """The payload length the device reads from a buffer (its last sg)."""
+    return m[_desc(m, o, head) + 1]
+
+
+@njit(cache=True)
+def vq_kick_prepare(m, o):
+    """virtqueue_kick_prepare_split: does the device want a notification?"""
+    new = m[o + Q_AVAIL_IDX]
+    old = m[o + Q_KICK_OLD]
+    m[o + Q_KICK_OLD] = new
+    if m[o + Q_EVENT]:
+        return need_event(m[o + Q_AVAIL_EVENT] & U16, new & U16, old & U16)
+    return m[o + Q_NO_NOTIFY] == 0
+
+
+@njit(cache=True)
+def vq_more_used(m, o, t):
+    """virtqueue_poll / more_used_split: a used entry published by ``t`` not yet taken."""
+    if m[o + Q_LAST_USED] == m[o + Q_USED_IDX]:
+        return False
+    return m[_used(m, o, m[o + Q_LAST_USED]) + 2] <= t
+
+
+@njit(cache=True)
+def vq_get_buf(m, o, t):
+    """virtqueue_get_buf_ctx_split + detach_buf_split: (head, used len, used stamp, free)
+    with free one of FREE_*, or head -1 when nothing is used by ``t``."""
+    if not vq_more_used(m, o, t):
+        return -1, 0, 0, FREE_NONE
+    u = _used(m, o, m[o + Q_LAST_USED])
+    head, ln, ts = m[u], m[u + 1], m[u + 2]
+    m[o + Q_LAST_USED] += 1
+    h = _head(m, o, head)
+    n = m[h + 1]
+    # walk the chain back onto the free list
+    i = head
+    for _ in range(n - 1):
+        i = m[_desc(m, o, i) + 3]
+    m[_desc(m, o, i) + 3] = m[o + Q_FREE_HEAD]
+    m[o + Q_FREE_HEAD] = head
+    m[o + Q_NUM_FREE] += n
+    m[o + Q_INUSE] -= 1
+    fr = FREE_NONE
+    nsg = m[h + 2]
+    if nsg > 0:
+        if m[o + Q_CACHE_ON] and nsg <= m[o + Q_CACHE_THR]:
+            m[o + Q_CACHE_N] += 1
+            fr = FREE_CACHE
+        else:
+            m[o + Q_TBL_LIVE] -= 1
+            fr = FREE_KFREE
+    return head, ln, ts, fr
+
+
+@njit(cache=True)
+def vq_token(m, o, head):
+    return m[_head(m, o, head)]
+
+
+@njit(cache=True)
+def vq_disable_cb(m, o):
+    """virtqueue_disable_cb_split (with EVENT_IDX only the shadow flag changes)."""
+    m[o + Q_CB_ON] = 0
+
+
+@njit(cache=True)
+def vq_enable_cb_prepare(m, o):
+    """virtqueue_enable_cb_prepare_split: ask for an interrupt at the next used entry."""
+    m[o + Q_CB_ON] = 1
+    m[o + Q_USED_EVENT] = m[o + Q_LAST_USED]
+
+
+@njit(cache=True)
+def vq_used_pending(m, o):
+    """Used entries the device published that the driver has not taken."""
+    return m[o + Q_USED_IDX] - m[o + Q_LAST_USED]
+
+
+# --- device side (vhost-user / vhost-net) -----------------------------------------------------
+@njit(cache=True)
+def vq_dev_avail(m, o, t):
+    """Avail entries published by ``t`` the device has not consumed."""
+    n = 0
+    i = m[o + Q_LAST_AVAIL]
+    while i < m[o + Q_AVAIL_IDX] and m[_avail(m, o, i) + 1] <= t:
+        n += 1
+        i += 1
+    return n
+
+
+@njit(cache=True)
+def vq_dev_pop(m, o):
+    """The next avail head (caller checked vq_dev_avail)."""
+    head = m[_avail(m, o, m[o + Q_LAST_AVAIL])]
+    m[o + Q_LAST_AVAIL] += 1
+    return head
+
+
+@njit(cache=True)
+def vq_dev_push_used(m, o, head, length, t):
+    u = _used(m, o, m[o + Q_USED_IDX])
+    m[u] = head
+    m[u + 1] = length
+    m[u + 2] = t
+    m[o + Q_USED_IDX] += 1
+
+
+@njit(cache=True)
+def vq_dev_should_signal(m, o):
+    """vhost_notify / vring_need_event on used_event: interrupt the driver?"""
+    new = m[o + Q_USED_IDX]
+    old = m[o + Q_SIG_OLD]
+    m[o + Q_SIG_OLD] = new
+    if new == old:
+        return False
+    if m[o + Q_EVENT]:
+        return m[o + Q_CB_ON] == 1 and need_event(m[o + Q_USED_EVENT] & U16, new & U16,
+                                                  old & U16)
+    return m[o + Q_CB_ON] == 1
+
+
+@njit(cache=True)
+def vq_dev_notify(m, o, on):
+    """Device enables/disables guest kicks: with EVENT_IDX it writes avail_event only when
+    enabling (a polling vhost-user backend never does, so kicks stay suppressed)."""
+    if on:
+        m[o + Q_AVAIL_EVENT] = m[o + Q_LAST_AVAIL]
+        m[o + Q_NO_NOTIFY] = 0
+    else:
+        m[o + Q_NO_NOTIFY] = 1
