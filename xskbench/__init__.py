@@ -21,3 +21,16 @@ from .config import RunConfig, load  # noqa: E402
 from .run import run  # noqa: E402
 
 __all__ = ["RunConfig", "__version__", "load", "run"]
+
+# Imported on first use, so that ``import xskbench`` stays light (no plotly, no ipywidgets):
+# ``xskbench.widgets.Explorer()``, ``xskbench.plotting.cpu_figure(res)``,
+# ``xskbench.export(fig_or_result, stem)`` (the module is callable).
+_LAZY = ("widgets", "plotting", "export")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,7 +40,8 @@ def balance(mach, counters, in_flight_dev):
     dropped = {r: counters[r] for r in stats.DROP_REASONS}
     # in flight: on the socket's rings (RX unless nothing is received, TX unless nothing is
     # sent) or inside the device, which counts its own
-    in_flight = in_flight_dev + (kind != "txonly") * frames["rx"] + (kind != "rxdrop") * frames["tx"]
+    in_flight = (in_flight_dev + (kind != "txonly") * frames["rx"]
+                 + (kind != "rxdrop") * frames["tx"])
     if offered != delivered + sum(dropped.values()) + in_flight:
         errors.append(f"packets: offered {offered} != delivered {delivered} + dropped "
                       f"{sum(dropped.values())} + in flight {in_flight}")

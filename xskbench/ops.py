@@ -62,10 +62,10 @@ OPS = (
     ("netif_rx", "veth udp: enqueue_to_backlog on the sending CPU"),
     ("__netif_receive_skb", "veth udp: process_backlog, one skb into the peer's stack"),
     ("sock_wfree", "veth udp: the UDP skb destructor (sk_wmem accounting)"),
-    ("veth_xdp_rcv_skb", "veth_poll: ptr_ring consume + receive of a remotely built skb"),
+    ("veth_xdp_rcv_skb", "veth_poll: ptr_ring consume, a remotely built skb (misses, remote free)"),
     ("napi_gro_receive", "an skb into GRO on the peer"),
     ("br_forward_finish", "sink past the peer: bridge forward, dev_queue_xmit to the NIC"),
-    ("veth_sink_extra", "configurable extra sink work: one call per cycle (veth.sink_extra_cycles)"),
+    ("veth_sink_extra", "extra sink work, one call per cycle (veth.sink_extra_cycles)"),
     ("veth_xsk_build_skb", "veth RFC zc: dev_alloc_page + build_skb + eth_type_trans"),
     ("veth_xsk_gso_skb", "veth RFC batch: alloc_skb head, header copy, udp4_hwcsum, GSO setup"),
     ("__kmalloc", "kmalloc of the veth_seg_info address list (one per aggregate)"),
@@ -87,6 +87,34 @@ OPS = (
     ("virtnet_receive", "guest virtio-net rx: receive_buf, build skb, GRO (per packet)"),
     ("try_fill_recv", "guest virtio-net rx refill: one buffer added to the avail ring"),
     ("virtqueue_kick", "guest notify: vmexit, ioeventfd to the vhost worker"),
+    # --- virtio-net (split virtqueue, xsk zero copy, DPDK virtio PMD, vhost-user host) ---------
+    ("virtqueue_add", "virtqueue_add_split: descriptors/indirect table fill, avail entry"),
+    ("virtqueue_add_outbuf", "virtqueue_add_outbuf(_premapped): sg setup wrapper, per buffer"),
+    ("virtqueue_add_inbuf", "virtqueue_add_inbuf(_premapped): rx buffer wrapper, per buffer"),
+    ("detach_buf_split", "detach_buf_split: walk the chain back to the free list"),
+    ("virtqueue_get_buf_ctx", "virtqueue_get_buf_ctx_split: read one used entry"),
+    ("virtqueue_kick_prepare", "virtqueue_kick_prepare_split: barrier + vring_need_event"),
+    ("virtqueue_enable_cb_prepare", "re-arm callbacks (used_event) + virtqueue_poll race check"),
+    ("kmalloc_slab", "kmalloc size-class lookup for the indirect table"),
+    ("memset_erms", "initialising a freshly kmalloc'd indirect table"),
+    ("kfree", "kfree of an indirect table in detach_buf_split"),
+    ("vring_map_one_sg", "DMA-map the indirect table (data is premapped)"),
+    ("virtqueue_desc_cache_get", "desc cache: pop an indirect table from the per-vq free list"),
+    ("virtqueue_desc_cache_put", "desc cache: push an indirect table back on the free list"),
+    ("virtnet_xsk_xmit", "virtnet_xsk_xmit_one: xsk_buff_raw_get_dma, sync, 2-sg setup"),
+    ("virtnet_xsk_run", "one xsk xmit pass per tx NAPI poll (virtnet_poll_tx in 6.13)"),
+    ("__free_old_xmit_ptr", "__free_old_xmit: per completed buffer, token decode + stats"),
+    ("receive_xsk", "virtnet_receive_xsk_buf: buf_to_xdp, size check, xdp buff setup"),
+    ("virtnet_poll_cleantx", "rx NAPI's virtnet_poll_cleantx: txq trylock + disable_cb"),
+    ("start_xmit", "virtio-net ndo_start_xmit (copy mode): xmit_skb, header, stats"),
+    ("vhost_user_poll", "one host PMD loop iteration over the guest's queues"),
+    ("rte_vhost_dequeue_burst", "host: one guest TX packet dequeued (desc walk + copy to mbuf)"),
+    ("rte_vhost_enqueue_burst", "host: one packet into a guest RX buffer (copy + used entry)"),
+    ("pkt_burst_io_forward", "guest testpmd io forwarding: one loop (rx burst + tx burst)"),
+    ("virtio_recv_pkts", "DPDK virtio PMD rx: one used entry to an mbuf"),
+    ("virtio_rxq_rearm", "DPDK virtio PMD rx refill: mbuf alloc + avail entry"),
+    ("virtio_xmit_pkts", "DPDK virtio PMD tx: one packet (header push, 1 descriptor)"),
+    ("virtio_xmit_cleanup", "DPDK virtio PMD tx cleanup: one used entry, mbuf free"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -168,3 +196,31 @@ XSK_TX_RELEASE = INDEX["xsk_tx_release"]
 VIRTNET_RECEIVE = INDEX["virtnet_receive"]
 TRY_FILL_RECV = INDEX["try_fill_recv"]
 VIRTQUEUE_KICK = INDEX["virtqueue_kick"]
+# virtio-net
+VIRTQUEUE_ADD = INDEX["virtqueue_add"]
+VIRTQUEUE_ADD_OUTBUF = INDEX["virtqueue_add_outbuf"]
+VIRTQUEUE_ADD_INBUF = INDEX["virtqueue_add_inbuf"]
+DETACH_BUF_SPLIT = INDEX["detach_buf_split"]
+VIRTQUEUE_GET_BUF_CTX = INDEX["virtqueue_get_buf_ctx"]
+VIRTQUEUE_KICK_PREPARE = INDEX["virtqueue_kick_prepare"]
+VIRTQUEUE_ENABLE_CB_PREPARE = INDEX["virtqueue_enable_cb_prepare"]
+KMALLOC_SLAB = INDEX["kmalloc_slab"]
+MEMSET_ERMS = INDEX["memset_erms"]
+KFREE = INDEX["kfree"]
+VRING_MAP_ONE_SG = INDEX["vring_map_one_sg"]
+DESC_CACHE_GET = INDEX["virtqueue_desc_cache_get"]
+DESC_CACHE_PUT = INDEX["virtqueue_desc_cache_put"]
+VIRTNET_XSK_XMIT = INDEX["virtnet_xsk_xmit"]
+VIRTNET_XSK_RUN = INDEX["virtnet_xsk_run"]
+FREE_OLD_XMIT_PTR = INDEX["__free_old_xmit_ptr"]
+RECEIVE_XSK = INDEX["receive_xsk"]
+VIRTNET_POLL_CLEANTX = INDEX["virtnet_poll_cleantx"]
+START_XMIT = INDEX["start_xmit"]
+VHOST_USER_POLL = INDEX["vhost_user_poll"]
+RTE_VHOST_DEQUEUE = INDEX["rte_vhost_dequeue_burst"]
+RTE_VHOST_ENQUEUE = INDEX["rte_vhost_enqueue_burst"]
+PKT_BURST_IO_FORWARD = INDEX["pkt_burst_io_forward"]
+VIRTIO_RECV_PKTS = INDEX["virtio_recv_pkts"]
+VIRTIO_RXQ_REARM = INDEX["virtio_rxq_rearm"]
+VIRTIO_XMIT_PKTS = INDEX["virtio_xmit_pkts"]
+VIRTIO_XMIT_CLEANUP = INDEX["virtio_xmit_cleanup"]

@@ -17,7 +17,9 @@ def xdpsock(res):
     lines.append("")
     lines.append(f" {'context':12}{'cpu':>5}{'cpu %':>9}{'idle poll %':>13}")
     for i, lab in enumerate(res.labels):
-        mark = "  <- bottleneck" if lab == res.bottleneck else ""
+        mark = ""
+        if lab == res.bottleneck:
+            mark = "  <- bottleneck" if res.saturated else "  <- busiest"
         lines.append(f" {lab:12}{res.label_cpu[i]:>5}{res.cpu[lab]:>9.1f}"
                      f"{res.idle_poll[lab]:>13.1f}{mark}")
     lat = res.latency_us

@@ -11,6 +11,8 @@ from . import __version__, ops, stats
 from .kernels import layout as L
 from .machine import RING_NAMES
 
+SATURATED_PCT = 90.0  # useful CPU % at which a context is taken to limit the rate
+
 
 @dataclass
 class Result:
@@ -68,8 +70,19 @@ class Result:
     def bottleneck(self):
         """The context doing the most useful work (busy minus empty polls): the one that
         limits the rate when it nears 100 %."""
-        useful = {lab: self.cpu[lab] - self.idle_poll[lab] for lab in self.labels}
+        useful = self.useful_cpu
         return max(useful, key=useful.get)
+
+    @property
+    def useful_cpu(self):
+        """CPU % per label minus its empty polls: the work that moved packets."""
+        return {lab: self.cpu[lab] - self.idle_poll[lab] for lab in self.labels}
+
+    @property
+    def saturated(self):
+        """Whether the bottleneck context is (nearly) out of CPU — else the offered load is
+        simply served and nothing limits it."""
+        return self.useful_cpu[self.bottleneck] >= SATURATED_PCT
 
     @property
     def latency_us(self):
@@ -125,7 +138,7 @@ class Result:
             "cpu": {k: r(v) for k, v in self.cpu.items()},
             "cpu_per_cpu": {k: r(v) for k, v in self.cpu_per_cpu.items()},
             "idle_poll": {k: r(v) for k, v in self.idle_poll.items()},
-            "bottleneck": self.bottleneck,
+            "bottleneck": self.bottleneck, "saturated": self.saturated,
             "counters": self.counters,
             "latency_us": {k: None if v is None else r(v) for k, v in lat.items()},
             "profile": [{k: (r(v) if isinstance(v, float) else v) for k, v in row.items()}
@@ -165,7 +178,8 @@ def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     calls = window(L.H_OPS, L.H_BASE_OPS, nl * no).reshape(nl, no)
     nbytes = window(L.H_OPB, L.H_BASE_OPB, nl * no).reshape(nl, no)
     cycles = (calls * cc[None, :] + nbytes * cb[None, :]) / L.MC
-    busy = window(L.H_BUSY, L.H_BASE_BUSY, nl) / L.MC
+    over = m[m[L.H_OVER]:m[L.H_OVER] + nl]
+    busy = (window(L.H_BUSY, L.H_BASE_BUSY, nl) - over) / L.MC
     idle = window(L.H_IDLE, L.H_BASE_IDLE, nl) / L.MC
     cnt = window(L.H_CNT, L.H_BASE_CNT, stats.N_STATS)
     counters = {n: int(cnt[i]) for i, n in enumerate(stats.NAMES)}

@@ -52,7 +52,8 @@ TABLE = (
          "vhost found the guest's avail ring empty and waited for a kick"),
     Stat("vhost_requeues", "events", "vhost_exceeds_weight",
          "handle_rx hit its weight (256 pkts / 0x80000 B) and requeued itself"),
-    Stat("vhost_wakeups", "events", "vhost worker wake_up_process", "the vhost worker woken from sleep"),
+    Stat("vhost_wakeups", "events", "vhost worker wake_up_process",
+         "the vhost worker woken from sleep"),
     Stat("guest_rx_packets", "pkts", "guest ip -s link rx", "packets the guest's NAPI received"),
 )
 NAMES = tuple(s.name for s in TABLE)

@@ -45,6 +45,7 @@ from .layout import (
     H_NOW,
     H_OPB,
     H_OPS,
+    H_OVER,
     H_PROGRESS,
     H_QACC,
     H_QCTX,
@@ -129,7 +130,10 @@ def finish(m, c):
     ksoftirqd, a thread scheduled fairly with the others on that CPU, until it goes idle.
     """
     cpu = cx(m, c, CX_CPU)
-    m[m[H_CLK] + cpu] = m[H_NOW] + m[H_QACC]
+    end = m[H_NOW] + m[H_QACC]
+    m[m[H_CLK] + cpu] = end
+    if end > m[H_END]:  # the part of the last quantum past the end is outside the window
+        m[m[H_OVER] + m[H_QLABEL]] += min(end - m[H_END], m[H_QACC])
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
         m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
     if cx(m, c, CX_KLABEL) < 0:

@@ -89,6 +89,16 @@ def _complete_dropped(m, cc, cb):
 
 
 @njit(cache=True)
+def _gro_csum(m, cc, cb, n):
+    """udp4_gro_receive → skb_gro_checksum_validate_zero_check: an skb arriving with
+    CHECKSUM_NONE and a non-zero UDP checksum is verified in software (UDP header + payload)
+    in the receiving NAPI. The copy-mode and RFC non-batch skbs are CHECKSUM_NONE; the batch
+    path's GSO skb is CHECKSUM_PARTIAL."""
+    if n:
+        charge(m, cc, cb, op.CSUM_PARTIAL, n, n * (m[H_PKTLEN] - 34))
+
+
+@njit(cache=True)
 def _app_csum(m, cc, cb, k):
     """libxudp computes the UDP checksum in user space unless the path offloads it: copy
     mode and the RFC's non-batch path have no offload; batch has udp4_hwcsum."""
@@ -195,6 +205,7 @@ def peer_quantum(m, cc, cb):
     if n:
         charge(m, cc, cb, op.VETH_XDP_RCV_SKB, n, 0)
         charge(m, cc, cb, op.NAPI_GRO_RECEIVE, n, 0)
+        _gro_csum(m, cc, cb, n)
         _sink(m, cc, cb, n)
         charge(m, cc, cb, op.KFREE_SKB, n, 0)
         m[D_RN] -= n
@@ -250,6 +261,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
             charge(m, cc, cb, op.MEMCPY, 1, ln)
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)  # xsk_tx_completed_addr
             charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
+            _gro_csum(m, cc, cb, 1)
             _sink(m, cc, cb, 1)
             charge(m, cc, cb, op.KFREE_SKB, 1, 0)
     if agg:

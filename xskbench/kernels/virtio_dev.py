@@ -35,8 +35,10 @@ from .layout import (
     CX_CPU,
     CX_SCHED,
     DEV_BASE,
+    H_CLK,
     H_PKTLEN,
     H_PROGRESS,
+    H_QCTX,
     H_QLABEL,
     H_SCR,
     H_WORKLOAD,
@@ -116,7 +118,8 @@ def free_old_xmit(m, cc, cb):
         if head < 0:
             break
         charge(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 1, 0)
-        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, 0)
+        # per byte = per 16-B descriptor walked: the ring's, plus an indirect table's 2
+        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, 48 if fr != vq.FREE_NONE else 32)
         charge(m, cc, cb, op.FREE_OLD_XMIT_PTR, 1, 0)
         if fr == vq.FREE_KFREE:
             charge(m, cc, cb, op.KFREE, 1, 0)
@@ -137,8 +140,9 @@ def _add_out(m, cc, cb, addr, ln):
     """virtqueue_add_outbuf(_premapped) with 2 sgs: the shared header and the data."""
     q = m[D_TXQ]
     charge(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, 1, 0)
-    charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 0)
     how = vq.vq_add(m, q, addr, 2, ln, False, now(m))
+    # cost per descriptor written (16 B each): the indirect table's 2 plus the ring's 1
+    charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 48 if how != vq.ADD_DIRECT else 32)
     if how == vq.ADD_KMALLOC:
         charge(m, cc, cb, op.KMALLOC, 1, 0)
         charge(m, cc, cb, op.KMALLOC_SLAB, 1, 0)
@@ -292,17 +296,29 @@ def _refill(m, cc, cb):
         scr = m[H_SCR]
         for i in range(k):
             charge(m, cc, cb, op.VIRTQUEUE_ADD_INBUF, 1, 0)
-            charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 0)
+            charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 16)
             vq.vq_add(m, q, m[scr + i], 1, m[D_RXLEN], True, t)
     else:
         k = free
         charge(m, cc, cb, op.PAGE_POOL_ALLOC, k, 0)
         for _ in range(k):
             charge(m, cc, cb, op.VIRTQUEUE_ADD_INBUF, 1, 0)
-            charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 0)
+            charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 16)
             vq.vq_add(m, q, -1, 1, m[D_RXLEN], True, t)
     if k:
         _kick(m, cc, cb, q)
+
+
+@njit(cache=True)
+def _txq_locked(m):
+    """__netif_tx_trylock fails while tx NAPI runs on another CPU: its CPU is inside a
+    quantum that spans this moment."""
+    if not m[D_TXSCHED]:
+        return False
+    c = m[D_TXCTX]
+    if c == m[H_QCTX]:
+        return False
+    return m[m[H_CLK] + cx(m, c, CX_CPU)] > now(m)
 
 
 @njit(cache=True)
@@ -312,7 +328,8 @@ def rx_poll(m, cc, cb, budget):
     count(m, st.NAPI_POLLS, 1)
     if m[D_CLEANTX] and m[H_WORKLOAD] != WL_RXDROP:
         charge(m, cc, cb, op.VIRTNET_POLL_CLEANTX, 1, 0)
-        free_old_xmit(m, cc, cb)
+        if not _txq_locked(m):
+            free_old_xmit(m, cc, cb)
     q = m[D_RXQ]
     got = 0
     hdr = m[D_HDR]
@@ -322,7 +339,7 @@ def rx_poll(m, cc, cb, budget):
             break
         got += 1
         charge(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 1, 0)
-        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, 0)
+        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, 16)
         charge(m, cc, cb, op.RECEIVE_XSK, 1, 0)
         charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
         if m[H_ZC]:
@@ -404,6 +421,12 @@ def host_quantum(m, cc, cb, hctx):
         vq.vq_dev_notify(m, txq, True)  # vhost_enable_notify, then sleep until kicked
         vq.vq_dev_notify(m, rxq, True)
         if vq.vq_dev_avail(m, txq, now(m)) == 0:
+            if m[txq + vq.Q_AVAIL_IDX] != m[txq + vq.Q_LAST_AVAIL]:
+                # the guest published after this moment (its quantum ran first): it would
+                # have seen avail_event and kicked; deliver that kick (cost left uncharged)
+                count(m, st.KICKS, 1)
+                wake(m, hctx, vq.vq_avail_stamp(m, txq) + m[D_EXIT_DELAY])
+                return
             m[D_HOST_SLEEP] = 1
             return
         vq.vq_dev_notify(m, txq, False)

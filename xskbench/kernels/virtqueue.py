@@ -222,6 +222,12 @@ def vq_dev_avail(m, o, t):
 
 
 @njit(cache=True)
+def vq_avail_stamp(m, o):
+    """When the next unconsumed avail entry was published."""
+    return m[_avail(m, o, m[o + Q_LAST_AVAIL]) + 1]
+
+
+@njit(cache=True)
 def vq_dev_pop(m, o):
     """The next avail head (caller checked vq_dev_avail)."""
     head = m[_avail(m, o, m[o + Q_LAST_AVAIL])]

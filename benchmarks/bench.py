@@ -1,0 +1,156 @@
+"""How fast xskbench emulates: emulated packets per wall-clock second on the null device,
+and what starting up costs (import + first run, with numba's cache warm and cold).
+
+    .venv/bin/python benchmarks/bench.py            # or: make bench
+    .venv/bin/python benchmarks/bench.py --json     # machine-readable
+    .venv/bin/python benchmarks/bench.py --duration 0.1 --repeat 5 --no-cold
+
+Throughput is measured in this process after a first run has compiled (or loaded) the
+kernels: best of ``--repeat`` runs of ``--duration`` emulated seconds each, counting every
+packet the run moved (received + transmitted, warm-up included, as the wall time is), per
+wall-clock second and per CPU second of this process (the latter is what a busy machine
+distorts least).
+Start-up is measured in fresh subprocesses: one using this process's numba cache (warm: it
+was just filled), one with an empty temporary ``NUMBA_CACHE_DIR`` (cold: compiles).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # the working tree, even without an editable install
+
+CASES = (("zerocopy", "txonly"), ("copy", "txonly"), ("zerocopy", "rxdrop"),
+         ("zerocopy", "l2fwd"))
+TARGET = 20e6  # emulated packets per wall-second, zero-copy txonly
+
+# what a new process pays before its first result
+PROBE = """
+import json, time
+t0 = time.perf_counter()
+from xskbench import RunConfig, run
+t1 = time.perf_counter()
+run(RunConfig(device="null").replace(**{"workload.duration_s": 0.001, "workload.warmup_s": 0.0}))
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "first_run_s": t2 - t1}))
+"""
+
+
+def _config(mode, kind, duration):
+    from xskbench import RunConfig
+
+    return RunConfig(device="null", mode=mode).replace(**{
+        "workload.kind": kind, "workload.duration_s": duration,
+        "workload.warmup_s": min(0.001, duration / 10)})
+
+
+def first_run():
+    """Seconds for the first run in this process: numba compiles, or loads its cache."""
+    t0 = time.perf_counter()
+    from xskbench import run
+
+    t1 = time.perf_counter()
+    run(_config("zerocopy", "txonly", 0.001))
+    return {"import_s": t1 - t0, "first_run_s": time.perf_counter() - t1}
+
+
+def throughput(mode, kind, duration, repeat):
+    from xskbench import run
+
+    cfg = _config(mode, kind, duration)
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = run(cfg)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    wall, cpu = min(walls), min(cpus)
+    moved = res.totals["rx_packets"] + res.totals["tx_packets"]  # the same every run
+    pps = res.pps["tx" if kind == "txonly" else "rx"]
+    return {"mode": mode, "kind": kind, "emulated_s": duration, "emulated_pps": pps,
+            "packets": moved, "wall_s": wall, "cpu_s": cpu, "packets_per_wall_s": moved / wall,
+            "packets_per_cpu_s": moved / cpu, "emulated_s_per_wall_s": duration / wall}
+
+
+def startup(cache_dir=None):
+    """Import + first run in a fresh interpreter; ``cache_dir`` replaces numba's cache."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    # else: this process's, which importing xskbench set to the source-keyed cache it filled
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, env=env,
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"bench: start-up probe failed:\n{proc.stderr}")
+    out = json.loads(proc.stdout.splitlines()[-1])
+    out["process_s"] = time.perf_counter() - t0  # interpreter start-up included
+    return out
+
+
+def measure(duration, repeat, cold):
+    in_process = first_run()  # first: it times the import too
+    import xskbench
+
+    doc = {"version": xskbench.__version__, "cpus": os.cpu_count(),
+           "python": sys.version.split()[0], "duration_s": duration, "repeat": repeat,
+           "target_packets_per_wall_s": TARGET, "in_process": in_process}
+    doc["cases"] = [throughput(mode, kind, duration, repeat) for mode, kind in CASES]
+    doc["load_average"] = os.getloadavg()[0]  # other jobs on the machine slow the wall clock
+    doc["startup"] = {"warm": startup()}
+    if cold:
+        with tempfile.TemporaryDirectory(prefix="xskbench-numba-") as tmp:
+            doc["startup"]["cold"] = startup(tmp)
+    return doc
+
+
+def render(doc):
+    m = lambda x: f"{x / 1e6:,.2f} M"  # noqa: E731
+    lines = [f"xskbench {doc['version']} on {doc['cpus']} CPUs (Python {doc['python']}): null "
+             f"device, {doc['duration_s']:g} s emulated per run, best of {doc['repeat']}",
+             "",
+             f"{'case':17}{'emulated pps':>13}{'packets':>10}{'wall s':>8}"
+             f"{'pkts/wall-s':>13}{'pkts/cpu-s':>12}"]
+    for c in doc["cases"]:
+        lines.append(f"{c['mode'] + ' ' + c['kind']:17}{m(c['emulated_pps']):>13}"
+                     f"{m(c['packets']):>10}{c['wall_s']:>8.3f}"
+                     f"{m(c['packets_per_wall_s']):>13}{m(c['packets_per_cpu_s']):>12}")
+    zc = next(c for c in doc["cases"] if (c["mode"], c["kind"]) == ("zerocopy", "txonly"))
+    ok = "meets" if zc["packets_per_wall_s"] >= doc["target_packets_per_wall_s"] else "BELOW"
+    lines += [f"zero-copy txonly {ok} the target of "
+              f"{m(doc['target_packets_per_wall_s'])} packets per wall-second "
+              f"(load average {doc['load_average']:.1f} during the runs)", "",
+              f"{'start-up':34}{'import s':>10}{'first run s':>13}{'process s':>11}"]
+    ip = doc["in_process"]
+    lines.append(f"{'this process (before the above)':34}{ip['import_s']:>10.2f}"
+                 f"{ip['first_run_s']:>13.2f}{'':>11}")
+    for name, label in (("warm", "new process, warm numba cache"),
+                        ("cold", "new process, empty numba cache")):
+        s = doc["startup"].get(name)
+        if s:
+            lines.append(f"{label:34}{s['import_s']:>10.2f}{s['first_run_s']:>13.2f}"
+                         f"{s['process_s']:>11.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--duration", type=float, default=0.05, help="emulated s per run (0.05)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts (3)")
+    p.add_argument("--no-cold", dest="cold", action="store_false",
+                   help="skip the cold-cache start-up (it compiles for ~30 s)")
+    args = p.parse_args(argv)
+    doc = measure(args.duration, args.repeat, args.cold)
+    print(json.dumps(doc, indent=1) if args.json else render(doc))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""tun + vhost-net: a host application's AF_XDP socket on a tun queue; vhost-net copies the
+packets into a guest (copy mode = mainline, zerocopy = the 2024 patches, v1 or v2)."""
+from .. import config
+from ..kernels import tun_dev as k
+from ..kernels.layout import MC
+from ..kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
+from ..machine import Context, build, start_app
+
+
+def _check(cfg):
+    if cfg.device != "tun":
+        return
+    if cfg.workload.kind != "txonly":
+        raise ValueError(f"workload.kind={cfg.workload.kind!r}: device 'tun' models the "
+                         "host application sending toward the guest; use 'txonly'")
+
+
+if _check not in config.EXTRA_CHECKS:
+    config.EXTRA_CHECKS.append(_check)
+
+
+def setup(cfg, hz, cc, cb):
+    t = cfg.tun
+    contexts = (Context("app", t.app_cpu), Context("vhost", t.vhost_cpu),
+                Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd"))
+    mach = build(cfg, hz, contexts, extra_labels={"sys": t.app_cpu},
+                 dev_words={"tun_ptr_ring": ptr_ring_words(t.tx_queue_len),
+                            "vhost_buf": 2 * t.vhost_batch})
+    m = mach.m
+    mc_per_s = hz * MC
+    m[k.D_PR], m[k.D_VB] = mach.rings["tun_ptr_ring"], mach.rings["vhost_buf"]
+    ptr_ring_init(m, m[k.D_PR], t.tx_queue_len, batch_for(t.tx_queue_len))
+    m[k.D_VB_CAP] = t.vhost_batch
+    m[k.D_G_SIZE] = t.guest_ring
+    m[k.D_G_AVAIL] = t.guest_ring  # the guest posted its whole rx ring at open
+    m[k.D_WPKTS], m[k.D_WBYTES] = t.weight_pkts, t.weight_bytes
+    m[k.D_GBUDGET] = t.guest_budget
+    m[k.D_IRQ_DELAY] = round(t.irq_delay_ns * 1e-9 * mc_per_s)
+    m[k.D_L_SYS] = mach.label("sys")
+    m[k.D_ZCV] = t.zc_version
+    m[k.D_STALL_UNTIL] = round(t.vhost_stall_us * 1e-6 * mc_per_s)
+    m[k.D_BURST] = t.pmd_burst
+    start_app(mach, cfg, cc, cb, k.APP, k.GUEST)
+    return mach
+
+
+def simulate(mach, cc, cb):
+    k.simulate(mach.m, cc, cb)
+
+
+def packets_in_flight(mach):
+    """Packets inside tun/vhost-net: skbs in the ptr_ring or vhost's batch (copy), peeked
+    descriptors not yet completed (zero copy v2)."""
+    return int(k.in_flight(mach.m))

@@ -1,0 +1,51 @@
+"""The veth pair: udp baseline, AF_XDP copy mode (ptr_ring + veth_poll) and the RFC's
+zero-copy tx NAPI (optionally batching into GSO skbs). See kernels/veth_dev.py."""
+from .. import config
+from ..kernels import veth_dev as k
+from ..machine import Context, build, start_app
+
+
+def setup(cfg, hz, cc, cb):
+    if cfg.workload.kind != "txonly":
+        raise ValueError(f"workload.kind={cfg.workload.kind!r}: the veth model only sends "
+                         "(txonly); nothing is received on the sender's end")
+    v = cfg.veth
+    contexts = (
+        Context("app", v.app_cpu),
+        Context("backlog", v.app_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.app_cpu}"),
+        Context("napi", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}"),
+        Context("napi_tx", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}"),
+    )
+    mach = build(cfg, hz, contexts, extra_labels={"sys": v.app_cpu})
+    m = mach.m
+    m[k.D_MODE] = ("udp", "copy", "zerocopy").index(cfg.mode)
+    m[k.D_BATCH] = int(v.batch)
+    m[k.D_MAXSEG] = v.batch_max_segs
+    m[k.D_CSUM] = int(v.csum_offload)
+    m[k.D_RCAP] = v.ptr_ring_size
+    m[k.D_BCAP] = v.backlog_size
+    m[k.D_BUDGET] = v.napi_budget
+    m[k.D_EXTRA] = v.sink_extra_cycles
+    m[k.D_L_SYS] = mach.label("sys")
+    start_app(mach, cfg, cc, cb, k.APP, k.PEER)
+    return mach
+
+
+def simulate(mach, cc, cb):
+    k.simulate(mach.m, cc, cb)
+
+
+def packets_in_flight(mach):
+    return k.in_flight(mach.m)
+
+
+def _check(cfg):
+    if cfg.device != "veth":
+        return
+    if cfg.veth.batch and cfg.mode != "zerocopy":
+        raise ValueError(f"veth.batch=true needs mode=zerocopy (the RFC's tx NAPI), "
+                         f"not mode={cfg.mode!r}")
+
+
+if _check not in config.EXTRA_CHECKS:
+    config.EXTRA_CHECKS.append(_check)

@@ -1,0 +1,890 @@
+"""Parameter sweeps: many configurations on ``dask.distributed``, with a Parquet result cache.
+
+``sweep(base, grid)`` expands ``grid`` around ``base`` into configurations, runs each one
+(serially, on a local cluster or on an existing Dask scheduler) and returns one tidy frame,
+one row per configuration x context (:meth:`Result.to_frame`), plus ``config_hash`` and
+``error``.  A grid is one of
+
+- ``{"xsk.batch_size": [16, 64], "null.napi_budget": [32, 64]}``: the cartesian product;
+- ``{"sample": "lhs" | "random", "n": 50, "fields": [...], "seed": 1}``: a Latin-hypercube or
+  uniform random sample inside the fields' metadata bounds (see :func:`sample_points`);
+- ``[{"xsk.batch_size": 16}, {"mode": "copy"}, ...]``: explicit points.
+
+A configuration that cannot be built (an invalid combination) or that fails to run becomes
+rows with ``error`` set; it never aborts the sweep.  Results are cached under
+``~/.cache/xskbench/sweeps/`` (one Parquet part per finished chunk) keyed by a hash of the
+full config JSON, the xskbench version and the cost profile's ``inputs_hash``: a rerun
+computes only what is new and an interrupted sweep resumes where it stopped.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import logging
+import math
+import numbers
+import os
+import sys
+import time
+import types
+import uuid
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .config import DEVICE_MODES, RunConfig, _one_line
+from .fields import FieldInfo, field_info, iter_fields
+from .sections import SECTIONS, section_class
+
+#: Default cache directory (``XSKBENCH_SWEEP_CACHE`` overrides it).
+DEFAULT_CACHE = Path.home() / ".cache" / "xskbench" / "sweeps"
+
+_SCALARS = ("device", "mode")
+#: The columns :meth:`Result.to_frame` adds after the config, with their types; error rows
+#: carry them empty.
+RESULT_COLUMNS = {"context": "str", "cpu": "int", "cpu_pct": "float", "idle_poll_pct": "float",
+                  "cycles_per_pkt": "float", "pps_rx": "float", "pps_tx": "float",
+                  "bottleneck": "bool"}
+_CACHE_FLAG = "_cacheable"
+_SENS_SKIP = ("workload.duration_s", "workload.warmup_s", "workload.seed")
+
+
+# --- fields and paths -----------------------------------------------------------------------
+
+def _all_modes() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(m for modes in DEVICE_MODES.values() for m in modes))
+
+
+def field_of(path: str) -> FieldInfo | None:
+    """The FieldInfo of ``"section.name"`` (None for ``device`` / ``mode``); ValueError if
+    the path names no field."""
+    if path in _SCALARS:
+        return None
+    section, dot, name = path.partition(".")
+    if not dot:
+        raise ValueError(f"unknown field {path!r}: expected SECTION.FIELD, device or mode")
+    return field_info(section_class(section), name)
+
+
+def _choices(path: str, info: FieldInfo | None) -> tuple | None:
+    if info is None:
+        return tuple(DEVICE_MODES) if path == "device" else _all_modes()
+    if info.base is bool:
+        return (False, True)
+    return info.choices
+
+
+def _config_columns() -> list[str]:
+    return list(_SCALARS) + [f"{name}.{f.name}" for name, cls in SECTIONS.items()
+                             for f in iter_fields(cls)]
+
+
+def _column_types() -> dict[str, str]:
+    types = {"device": "str", "mode": "str"}
+    for name, cls in SECTIONS.items():
+        for f in iter_fields(cls):
+            types[f"{name}.{f.name}"] = f.base.__name__
+    return types | RESULT_COLUMNS | {"config_hash": "str", "error": "str", _CACHE_FLAG: "bool"}
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars -> Python scalars (lists and dicts pass through)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _normalise(path: str, value: Any) -> Any:
+    """A grid value as the config would hold it: YAML strings parsed ("1e9", "none"),
+    numpy scalars unwrapped, ints of float fields made floats.  Invalid values are returned
+    unchanged: building the config then reports them (as an error row)."""
+    value = _plain(value)
+    info = field_of(path)
+    if info is None:
+        # YAML reads an unquoted `device: null` as None; no device is called None.
+        return "null" if path == "device" and value is None else value
+    try:
+        if isinstance(value, str) and info.base is not str:
+            return info.parse(value)
+        return info.check(value)
+    except ValueError:
+        return value
+
+
+# --- base and grid --------------------------------------------------------------------------
+
+def _base_dict(base: Any) -> dict[str, Any]:
+    """The base as a full nested config dict (values not validated as a combination)."""
+    full = RunConfig().to_dict()
+    if base is None:
+        return full
+    if isinstance(base, RunConfig):
+        return base.to_dict()
+    if isinstance(base, str | os.PathLike):
+        from .config import load
+        return load(base).to_dict()
+    if not isinstance(base, Mapping):
+        raise ValueError(f"base must be a RunConfig, a (partial) config dict or a path, "
+                         f"not {type(base).__name__}")
+    return _apply(full, _flatten_partial(base))
+
+
+def _flatten_partial(data: Mapping) -> dict[str, Any]:
+    out = {}
+    for key, value in data.items():
+        if key in _SCALARS:
+            out[key] = value
+        elif key in SECTIONS:
+            if value is None:
+                continue
+            if not isinstance(value, Mapping):
+                raise ValueError(f"base: {key} must be a mapping, not {type(value).__name__}")
+            for name, v in value.items():
+                out[f"{key}.{name}"] = v
+        else:
+            allowed = ", ".join(map(repr, _SCALARS + tuple(SECTIONS)))
+            raise ValueError(f"base: unknown key {key!r}; allowed: {allowed}")
+    return out
+
+
+def _apply(nested: dict, changes: Mapping[str, Any]) -> dict:
+    out = copy.deepcopy(nested)
+    for path, value in changes.items():
+        field_of(path)  # unknown paths -> ValueError
+        value = _normalise(path, value)
+        section, dot, name = path.partition(".")
+        if dot:
+            out[section][name] = value
+        else:
+            out[path] = value
+    return out
+
+
+def expand(grid: Any) -> list[dict[str, Any]]:
+    """The points of a grid: a list of ``{path: value}`` changes to apply to the base."""
+    if isinstance(grid, Mapping) and "sample" in grid:
+        return sample_points(grid)
+    if isinstance(grid, Mapping):
+        if not grid:
+            return [{}]
+        axes = {}
+        for path, values in grid.items():
+            field_of(path)
+            if isinstance(values, str) or not isinstance(values, Iterable):
+                values = [values]
+            values = list(values)
+            if not values:
+                raise ValueError(f"grid: {path} has no values")
+            axes[path] = values
+        return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    if isinstance(grid, list | tuple):
+        points = []
+        for i, point in enumerate(grid):
+            if not isinstance(point, Mapping):
+                raise ValueError(f"grid point {i} must be a mapping of field -> value")
+            for path in point:
+                field_of(path)
+            points.append(dict(point))
+        return points
+    raise ValueError("grid must be a mapping (field -> values, or a sample spec) or a list of "
+                     f"points, not {type(grid).__name__}")
+
+
+# --- sampling -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Domain:
+    """Where a sampled field's values come from: ``u`` in [0, 1) -> a value."""
+
+    path: str
+    kind: str                  # "choices", "int" or "float"
+    values: tuple = ()         # for "choices" (pow2 fields: the powers of two in bounds)
+    lo: float = 0.0
+    hi: float = 0.0
+    log: bool = False
+
+    def value(self, u: float) -> Any:
+        if self.kind == "choices":
+            return self.values[min(int(u * len(self.values)), len(self.values) - 1)]
+        if self.kind == "int":
+            if self.log:
+                v = math.floor(math.exp(math.log(self.lo)
+                                        + u * (math.log(self.hi + 1) - math.log(self.lo))))
+            else:
+                v = int(self.lo) + math.floor(u * (self.hi - self.lo + 1))
+            return int(min(max(v, self.lo), self.hi))
+        if self.log:
+            v = math.exp(math.log(self.lo) + u * (math.log(self.hi) - math.log(self.lo)))
+        else:
+            v = self.lo + u * (self.hi - self.lo)
+        return float(min(max(v, self.lo), self.hi))
+
+
+def _domain(path: str, spec: Any) -> _Domain:
+    info = field_of(path)
+    spec = {} if spec is None else spec
+    if not isinstance(spec, Mapping) or set(spec) - {"lo", "hi", "choices", "log"}:
+        raise ValueError(f"sample: {path}: expected null or a mapping with lo/hi/log or "
+                         f"choices, got {spec!r}")
+    if "choices" in spec:
+        values = [_normalise(path, v) for v in spec["choices"]]
+        if not values:
+            raise ValueError(f"sample: {path}: empty choices")
+        return _Domain(path, "choices", tuple(values))
+    choices = _choices(path, info)
+    if choices and not (set(spec) & {"lo", "hi"}):
+        return _Domain(path, "choices", tuple(choices))
+    if info is None or info.base not in (int, float):
+        raise ValueError(f"sample: {path} is not numeric: give its choices")
+    lo = spec.get("lo", info.lo)
+    hi = spec.get("hi", info.hi)
+    if lo is None or hi is None:
+        raise ValueError(f"sample: {path} has no bounds in its metadata: give lo and hi")
+    lo, hi = float(_normalise(path, lo)), float(_normalise(path, hi))
+    if lo > hi:
+        raise ValueError(f"sample: {path}: lo={lo:g} > hi={hi:g}")
+    if info.pow2:
+        exps = range(math.ceil(math.log2(max(lo, 1))), math.floor(math.log2(hi)) + 1)
+        values = tuple(2 ** e for e in exps)
+        if not values:
+            raise ValueError(f"sample: {path}: no power of two in [{lo:g}, {hi:g}]")
+        return _Domain(path, "choices", values)
+    if info.choices:  # numeric choices narrowed by lo/hi
+        values = tuple(c for c in info.choices if lo <= c <= hi)
+        if not values:
+            raise ValueError(f"sample: {path}: no choice in [{lo:g}, {hi:g}]")
+        return _Domain(path, "choices", values)
+    log = bool(spec.get("log", lo > 0 and hi / lo >= 100))
+    if log and lo <= 0:
+        raise ValueError(f"sample: {path}: log sampling needs lo > 0")
+    kind = "int" if info.base is int else "float"
+    if kind == "int":
+        lo, hi = float(math.ceil(lo)), float(math.floor(hi))
+    return _Domain(path, kind, (), lo, hi, log)
+
+
+def sample_points(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Random (``"random"``) or Latin-hypercube (``"lhs"``) sample of ``spec["n"]`` points.
+
+    ``spec["fields"]`` lists field paths, or maps each to ``null`` (its metadata bounds),
+    ``{"lo": .., "hi": .., "log": bool}`` (narrower bounds) or ``{"choices": [...]}``.
+    Choice and bool fields sample their choices, pow2 fields sample the powers of two in
+    bounds, ints and floats are uniform (log-uniform when ``lo > 0`` and the bounds span two
+    decades or more).  An optional field is never None unless None is one of its listed
+    choices.  The same ``seed`` (default 0) gives the same points.
+    """
+    known = {"sample", "n", "fields", "seed"}
+    if set(spec) - known:
+        raise ValueError(f"sample: unknown keys {sorted(set(spec) - known)}; "
+                         f"allowed: {sorted(known)}")
+    method = spec.get("sample")
+    if method not in ("random", "lhs"):
+        raise ValueError(f"sample: {method!r}: must be 'random' or 'lhs'")
+    n = _plain(spec.get("n"))
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"sample: n={n!r}: must be a positive int")
+    fields = spec.get("fields")
+    if isinstance(fields, list | tuple):
+        fields = dict.fromkeys(fields)
+    if not isinstance(fields, Mapping) or not fields:
+        raise ValueError("sample: fields must be a non-empty list of field paths or a mapping")
+    seed = _plain(spec.get("seed", 0))
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"sample: seed={seed!r}: must be a non-negative int")
+    domains = [_domain(path, sub) for path, sub in fields.items()]
+    rng = np.random.default_rng(seed)
+    columns = {}
+    for d in domains:
+        if method == "lhs":
+            u = (rng.permutation(n) + rng.random(n)) / n
+        else:
+            u = rng.random(n)
+        columns[d.path] = [d.value(float(x)) for x in u]
+    return [{path: columns[path][i] for path in columns} for i in range(n)]
+
+
+# --- planning: points -> tasks with their cache keys -----------------------------------------
+
+@dataclass
+class Task:
+    """One configuration of a sweep."""
+
+    point: int            # index in the (deduplicated) sweep order
+    config: dict          # full nested config dict (normalised when valid)
+    config_hash: str
+    error: str | None     # set when the config itself is invalid
+    device: str
+
+
+def _profile_hash(name: Any, memo: dict) -> str:
+    if name not in memo:
+        from . import costs
+        try:
+            memo[name] = costs.load(name).meta["inputs_hash"]
+        except Exception:  # noqa: BLE001 - the run reports it as the config's error
+            memo[name] = ""
+    return memo[name]
+
+
+def config_hash(config: Mapping, profile_hash: str) -> str:
+    """Cache key: the full config JSON + the xskbench version + the profile's inputs hash."""
+    body = json.dumps({"config": config, "version": __version__, "costs": profile_hash},
+                      sort_keys=True, default=repr)
+    return hashlib.sha256(body.encode()).hexdigest()[:24]
+
+
+def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
+    nested = _apply(base_nested, changes)
+    try:
+        nested, error = RunConfig.from_dict(nested).to_dict(), None
+    except (ValueError, TypeError) as err:  # TypeError: e.g. a list where a scalar belongs
+        error = _one_line(err)
+    h = config_hash(nested, _profile_hash(nested["testbed"].get("profile"), memo))
+    return Task(-1, nested, h, error, str(nested.get("device")))
+
+
+def plan(base: Any, grid: Any) -> list[Task]:
+    """The sweep's configurations, deduplicated, in grid order."""
+    base_nested = _base_dict(base)
+    memo: dict = {}
+    tasks: list[Task] = []
+    seen = set()
+    for changes in expand(grid):
+        task = _task(base_nested, changes, memo)
+        if task.config_hash in seen:
+            continue
+        seen.add(task.config_hash)
+        task.point = len(tasks)
+        tasks.append(task)
+    return tasks
+
+
+# --- rows and tables --------------------------------------------------------------------------
+
+def _flat(d: Mapping, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+_PY_TYPES = {"bool": (bool,), "int": (numbers.Integral,), "float": (numbers.Real,),
+             "str": (str,)}
+
+
+def _cell(kind: str | None, value: Any) -> Any:
+    """An error row's value, or None if it cannot live in the column's type."""
+    value = _plain(value)
+    if value is None or kind is None:
+        return value
+    if kind != "bool" and isinstance(value, bool):
+        return None
+    if not isinstance(value, _PY_TYPES[kind]):
+        return None
+    return float(value) if kind == "float" else value
+
+
+def _error_table(tasks: Iterable[Task], errors: Iterable[str], cacheable: bool):
+    types = _column_types()
+    cols = _config_columns()
+    rows = []
+    for task, err in zip(tasks, errors, strict=True):
+        flat = _flat(task.config)
+        row = {c: _cell(types.get(c), flat.get(c)) for c in cols}
+        row.update(dict.fromkeys(RESULT_COLUMNS))
+        row.update({"config_hash": task.config_hash, "error": err, _CACHE_FLAG: cacheable})
+        rows.append(row)
+    return _canonical(_from_rows(rows))
+
+
+def _from_rows(rows: list[dict]):
+    import pyarrow as pa
+
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return pa.Table.from_pydict({k: [r.get(k) for r in rows] for k in keys})
+
+
+_ARROW = {"str": "string", "int": "int64", "float": "float64", "bool": "bool"}
+
+
+def _canonical(table):
+    """Known columns cast to their canonical Arrow types, schema metadata dropped, so that
+    tables from any source (fresh, cached, error rows) concatenate to the same frame."""
+    import pyarrow as pa
+
+    types = _column_types()
+    for i, name in enumerate(table.column_names):
+        kind = types.get(name)
+        if kind is None:
+            continue
+        target = pa.type_for_alias(_ARROW[kind])
+        col = table.column(i)
+        if col.type != target:
+            try:
+                table = table.set_column(i, name, col.cast(target))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                pass
+    return table.replace_schema_metadata(None)
+
+
+def _run_chunk(items: list[tuple[dict, str]]):
+    """Worker side: run a chunk of valid configs -> one Arrow table (rows + error rows)."""
+    from .run import run
+
+    frames, failed, failed_errors = [], [], []
+    for config, h in items:
+        try:
+            cfg = RunConfig.from_dict(config)
+            df = run(cfg).to_frame()
+        except Exception as err:  # noqa: BLE001 - a failing config must not abort the sweep
+            msg = _one_line(err)
+            if not isinstance(err, ValueError):
+                msg = f"{type(err).__name__}: {msg}"
+            failed.append(Task(-1, config, h, msg, str(config.get("device"))))
+            failed_errors.append(msg)
+            continue
+        df["config_hash"] = h
+        df["error"] = None
+        df[_CACHE_FLAG] = True
+        frames.append(df)
+    return _join(frames, failed, failed_errors)
+
+
+def _join(frames, failed, failed_errors):
+    import pyarrow as pa
+
+    tables = []
+    if frames:
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        tables.append(_canonical(pa.Table.from_pandas(df, preserve_index=False)))
+    if failed:  # failures at run time may depend on the code: never cached
+        tables.append(_error_table(failed, failed_errors, cacheable=False))
+    return _concat(tables)
+
+
+def _concat(tables):
+    import pyarrow as pa
+
+    tables = [t for t in tables if t is not None and t.num_rows]
+    if not tables:
+        return None
+    if len(tables) == 1:
+        return tables[0]
+    return _canonical(pa.concat_tables(tables, promote_options="permissive"))
+
+
+# --- the cache -------------------------------------------------------------------------------
+
+def _cache_dir(cache: Any) -> Path | None:
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        return Path(os.environ.get("XSKBENCH_SWEEP_CACHE") or DEFAULT_CACHE)
+    return Path(cache)
+
+
+def _read_cache(directory: Path, wanted: set[str]) -> tuple[list, set[str]]:
+    """Tables of the cached rows whose config_hash is in ``wanted`` (first part wins)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    tables, found = [], set()
+    if not directory.is_dir() or not wanted:
+        return tables, found
+    for path in sorted(directory.glob("part-*.parquet")):
+        todo = wanted - found
+        if not todo:
+            break
+        try:
+            hashes = set(pq.read_table(path, columns=["config_hash"])
+                         .column(0).to_pylist())
+            hit = hashes & todo
+            if not hit:
+                continue
+            table = pq.read_table(path)
+        except Exception as err:  # noqa: BLE001 - a broken part is skipped, not fatal
+            warnings.warn(f"sweep cache: skipping unreadable {path.name}: {_one_line(err)}",
+                          stacklevel=3)
+            continue
+        mask = pc.is_in(table.column("config_hash"), value_set=pa.array(sorted(hit)))
+        tables.append(_canonical(table.filter(mask)))
+        found |= hit
+    return tables, found
+
+
+def _write_part(directory: Path, table) -> None:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if table is None:
+        return
+    if _CACHE_FLAG in table.column_names:
+        keep = table.filter(pc.equal(table.column(_CACHE_FLAG), True))
+        keep = keep.drop_columns([_CACHE_FLAG])
+    else:
+        keep = table
+    if not keep.num_rows:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+    tmp = directory / f".{name}.tmp"
+    pq.write_table(keep, tmp)
+    os.replace(tmp, directory / name)  # atomic: a crash never leaves half a part
+
+
+# --- executors -------------------------------------------------------------------------------
+
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _warm(devices: list[str], profiles: list[str]) -> dict:
+    """Run on every worker before the sweep: compile (or load) the kernels once, and report
+    what the worker runs so the cache keys can be trusted."""
+    from . import costs
+    from .run import run
+
+    for device in devices:
+        try:
+            cfg = RunConfig(device=device, mode=DEVICE_MODES[device][0]).replace(
+                **{"workload.duration_s": 1e-4, "workload.warmup_s": 0.0})
+            run(cfg)
+        except Exception:  # noqa: BLE001, S110 - the sweep itself reports failing configs
+            pass
+    hashes = {}
+    for name in profiles:
+        try:
+            hashes[name] = costs.load(name).meta["inputs_hash"]
+        except Exception:  # noqa: BLE001
+            hashes[name] = ""
+    return {"version": __version__, "profiles": hashes}
+
+
+def _serial(items, chunk_size, on_chunk):
+    for chunk in _chunks(items, chunk_size):
+        on_chunk(chunk, _run_chunk(chunk))
+
+
+def _dask(items, scheduler, workers, chunk_size, on_chunk, devices, profiles, timings,
+          status):
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    t0 = time.perf_counter()
+    if isinstance(scheduler, Client):
+        client = scheduler
+    elif scheduler is None:
+        n = workers or os.cpu_count() or 1
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as err:
+            raise ValueError(f"cannot reach the Dask scheduler {scheduler}: "
+                             f"{_one_line(err)}") from None
+    try:
+        slots = max(1, sum(client.nthreads().values()))
+        if devices:
+            status("sweep: compiling on the workers")
+            reports = client.run(_warm, devices, profiles)
+            for addr, rep in reports.items():
+                if rep["version"] != __version__ or any(
+                        rep["profiles"].get(p) != h for p, h in profiles.items()):
+                    raise ValueError(
+                        f"worker {addr} runs xskbench {rep['version']} with profiles "
+                        f"{rep['profiles']}; this client has {__version__} with {profiles}: "
+                        "install the same xskbench (and data/costs) on every worker")
+        timings["startup_s"] = time.perf_counter() - t0
+        status("sweep")
+        size = chunk_size or max(1, min(64, math.ceil(len(items) / (4 * slots))))
+        chunks = _chunks(items, size)
+        futures = {client.submit(_run_chunk, chunk, pure=False,
+                                 key=f"xskbench-sweep-{i}-{uuid.uuid4().hex[:8]}"): chunk
+                   for i, chunk in enumerate(chunks)}
+        for fut in as_completed(futures):
+            chunk = futures[fut]
+            try:
+                table = fut.result()
+            except Exception as err:  # noqa: BLE001 - e.g. a worker died: error rows
+                msg = f"{type(err).__name__}: {_one_line(err)}"
+                tasks = [Task(-1, c, h, msg, "") for c, h in chunk]
+                table = _error_table(tasks, [msg] * len(tasks), cacheable=False)
+            on_chunk(chunk, table)
+    finally:
+        if cluster is not None:
+            client.close()
+            cluster.close()
+        elif not isinstance(scheduler, Client):
+            client.close()
+
+
+# --- the sweep ---------------------------------------------------------------------------------
+
+def _assemble(tables, order: dict[str, int]) -> pd.DataFrame:
+    table = _concat(tables)
+    if table is None:
+        cols = _config_columns() + list(RESULT_COLUMNS) + ["config_hash", "error"]
+        return pd.DataFrame(columns=cols)
+    if _CACHE_FLAG in table.column_names:
+        table = table.drop_columns([_CACHE_FLAG])
+    df = table.to_pandas()
+    key = df["config_hash"].map(order).to_numpy()
+    df = df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    df["error"] = df["error"].astype(object).where(df["error"].notna(), None)
+    config = [c for c in _config_columns() if c in df.columns]
+    tail = ["config_hash", "error"]
+    rest = [c for c in df.columns if c not in config and c not in tail]
+    return df[config + rest + tail]
+
+
+def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = None,
+          cache: Any = None, progress: bool = True,
+          chunk_size: int | None = None) -> pd.DataFrame:
+    """Run every configuration of ``grid`` around ``base``; one row per config x context.
+
+    ``base``: a RunConfig, a partial config dict, a config file path or None (defaults).
+    ``grid``: see the module docstring.  ``scheduler``: None for a ``LocalCluster`` of
+    ``workers`` processes (default: the number of cores), a scheduler address
+    (``"tcp://host:8786"``) or a ``distributed.Client``, or ``"serial"`` to run in this
+    process.  ``cache``: None for ``~/.cache/xskbench/sweeps`` (``XSKBENCH_SWEEP_CACHE``),
+    a directory, or False.  ``progress``: a progress bar (a widget in notebooks).
+
+    The frame's ``attrs["sweep"]`` counts the configurations ``computed``, read from the
+    ``cached`` results and failed (``errors``), with timings.
+    """
+    t0 = time.perf_counter()
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers={workers!r}: must be a positive int")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"chunk_size={chunk_size!r}: must be a positive int")
+    tasks = plan(base, grid)
+    order = {t.config_hash: t.point for t in tasks}
+    directory = _cache_dir(cache)
+    tables, found = _read_cache(directory, set(order)) if directory else ([], set())
+    todo = [t for t in tasks if t.config_hash not in found]
+    invalid = [t for t in todo if t.error is not None]
+    valid = [t for t in todo if t.error is None]
+    if invalid:  # invalid combinations are a function of the config alone: cacheable
+        table = _error_table(invalid, [t.error for t in invalid], cacheable=True)
+        if directory:
+            _write_part(directory, table)
+        tables.append(table)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(tasks), initial=len(tasks) - len(valid), desc="sweep", unit="cfg",
+               disable=not progress or not valid, leave=True)
+    timings: dict[str, float] = {"startup_s": 0.0}
+
+    def on_chunk(chunk, table):
+        if directory:
+            _write_part(directory, table)
+        tables.append(table)
+        bar.update(len(chunk))
+
+    items = [(t.config, t.config_hash) for t in valid]
+    try:
+        if not items:
+            pass
+        elif scheduler == "serial":
+            _serial(items, chunk_size or 16, on_chunk)
+        else:
+            profiles = {}
+            memo: dict = {}
+            for t in valid:
+                name = t.config["testbed"]["profile"]
+                profiles[name] = _profile_hash(name, memo)
+            devices = sorted({t.device for t in valid})
+            bar.set_description("sweep: starting the cluster")
+            _dask(items, scheduler, workers, chunk_size, on_chunk, devices, profiles, timings,
+                  bar.set_description)
+    finally:
+        bar.close()
+    df = _assemble(tables, order)
+    n_err = int(df.groupby("config_hash", sort=False)["error"].first().notna().sum()) \
+        if len(df) else 0
+    df.attrs["sweep"] = {"points": len(tasks), "computed": len(valid), "cached": len(found),
+                         "invalid": len(invalid), "errors": n_err,
+                         "seconds": time.perf_counter() - t0, **timings}
+    return df
+
+
+# --- per-configuration summaries and sensitivity ---------------------------------------------
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration: its config columns, ``pps`` (the larger of pps_rx and
+    pps_tx: what the workload moves), ``cpu_total`` (% of one CPU, all contexts),
+    ``bottleneck`` (its context), ``cpu:<context>`` columns, ``config_hash`` and ``error``."""
+    config = [c for c in _config_columns() if c in df.columns]
+    groups = df.groupby("config_hash", sort=False)
+    first = groups.first()
+    out = first[config].copy()
+    out["pps"] = first[["pps_rx", "pps_tx"]].max(axis=1)
+    out["pps_rx"], out["pps_tx"] = first["pps_rx"], first["pps_tx"]
+    out["cpu_total"] = groups["cpu_pct"].sum(min_count=1)
+    ok = df[df["context"].notna()]
+    bott = ok[ok["bottleneck"].astype(bool)].groupby("config_hash", sort=False)["context"]
+    out["bottleneck"] = bott.first().reindex(out.index).astype(object)
+    if len(ok):
+        wide = ok.pivot_table(index="config_hash", columns="context", values="cpu_pct",
+                              aggfunc="first", sort=False)
+        for ctx in wide.columns:
+            out[f"cpu:{ctx}"] = wide[ctx].reindex(out.index)
+    out["error"] = first["error"].astype(object).where(first["error"].notna(), None)
+    return out.reset_index()
+
+
+def varying(df: pd.DataFrame) -> list[str]:
+    """The config columns that take more than one value in ``df``."""
+    return [c for c in _config_columns()
+            if c in df.columns and df[c].astype(str).nunique(dropna=False) > 1]
+
+
+def row_config(row: Mapping | pd.Series) -> RunConfig:
+    """The RunConfig of one (summary or tidy) row; NaN in an optional field reads as None."""
+    nested: dict[str, Any] = {}
+    for col in _config_columns():
+        if col not in row:
+            continue
+        value = _plain(row[col])
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        section, dot, name = col.partition(".")
+        if dot:
+            nested.setdefault(section, {})[name] = value
+        else:
+            nested[col] = value
+    return RunConfig.from_dict(nested)
+
+
+def _device_section(device: str) -> str | None:
+    name = device.split("-")[0]
+    return name if name in SECTIONS else None
+
+
+def default_knobs(base: RunConfig) -> list[str]:
+    """The fields :func:`sensitivity` varies by default: the numeric, bool and numeric-choice
+    fields of xsk, workload and the device's section, without duration/warm-up/seed, CPU
+    placement (``*_cpu``) and fields that are None at the base."""
+    sections = ["xsk", "workload"] + ([s] if (s := _device_section(base.device)) else [])
+    out = []
+    for section in sections:
+        for f in iter_fields(section_class(section)):
+            value = getattr(getattr(base, section), f.name)
+            if (f.path in _SENS_SKIP or f.name.endswith("_cpu") or value is None
+                    or f.base is str):
+                continue
+            out.append(f.path)
+    return out
+
+
+def neighbours(path: str, value: Any, factor: float = 2.0) -> dict[str, Any]:
+    """``{"low": v, "high": v}`` around ``value``: the previous/next choice (a bool's flip),
+    /factor and *factor for numbers (a power of two for pow2 fields), clipped to the bounds;
+    a direction is missing where no distinct value exists (0 has no lower neighbour; its
+    upper one is 1, or the field's step)."""
+    info = field_of(path)
+    choices = _choices(path, info)
+    out: dict[str, Any] = {}
+    if choices:
+        choices = tuple(choices)
+        if info is not None and info.base is bool:
+            return {"high" if not value else "low": not value}
+        if value in choices:
+            i = choices.index(value)
+            if i > 0:
+                out["low"] = choices[i - 1]
+            if i + 1 < len(choices):
+                out["high"] = choices[i + 1]
+        return out
+    if info is None or info.base not in (int, float) or value is None:
+        return out
+    if info.pow2:
+        factor = 2.0
+    if value == 0:
+        cand = {"high": info.step or 1}
+    else:
+        cand = {"low": value / factor, "high": value * factor}
+    for direction, v in cand.items():
+        if info.base is int:
+            v = int(round(v))
+        else:
+            v = float(v)
+        if info.lo is not None:
+            v = max(v, info.base(info.lo))
+        if info.hi is not None:
+            v = min(v, info.base(info.hi))
+        if v != value:
+            out[direction] = v
+    return out
+
+
+def sensitivity(base: Any = None, fields: Iterable[str] | None = None, *, factor: float = 2.0,
+                **sweep_kwargs: Any) -> pd.DataFrame:
+    """Vary each knob alone around ``base`` (see :func:`neighbours`) and report how ``pps``
+    and each context's CPU move: one row per field x direction x metric with ``value``,
+    ``base_value``, ``metric`` (``pps`` or ``cpu:<context>``), ``base``, ``result``,
+    ``delta`` (result - base: pps, or percentage points of CPU), ``rel_pct`` (delta in % of
+    base) and ``error``.  ``sweep_kwargs`` go to :func:`sweep` (scheduler, cache, ...)."""
+    base_cfg = RunConfig.from_dict(_base_dict(base))  # the base point must be valid
+    nested = base_cfg.to_dict()
+    fields = list(default_knobs(base_cfg) if fields is None else fields)
+    flat = _flat(base_cfg.to_dict())
+    points: list[dict] = [{}]
+    meta: list[tuple[str, str, Any, Any]] = []
+    for path in fields:
+        field_of(path)
+        for direction, v in neighbours(path, flat[path], factor).items():
+            points.append({path: v})
+            meta.append((path, direction, v, flat[path]))
+    memo: dict = {}
+    hashes = [_task(nested, changes, memo).config_hash for changes in points]
+    df = sweep(base_cfg, points, **sweep_kwargs)
+    summ = summarize(df).set_index("config_hash")
+    metrics = ["pps"] + [c for c in summ.columns if c.startswith("cpu:")]
+    base_row = summ.loc[hashes[0]]
+    rows = []
+    for (path, direction, v, bv), h in zip(meta, hashes[1:], strict=True):
+        row = summ.loc[h] if h in summ.index else None
+        for m in metrics:
+            b = float(base_row[m]) if pd.notna(base_row[m]) else math.nan
+            r = float(row[m]) if row is not None and pd.notna(row[m]) else math.nan
+            if m.startswith("cpu:") and row is not None and row["error"] is None \
+                    and math.isnan(r):
+                r = 0.0  # the context does not exist in this variant
+            rows.append({"field": path, "direction": direction, "value": v, "base_value": bv,
+                         "metric": m, "base": b, "result": r, "delta": r - b,
+                         "rel_pct": 100.0 * (r - b) / b if b else math.nan,
+                         "error": None if row is None else row["error"]})
+    out = pd.DataFrame(rows, columns=["field", "direction", "value", "base_value", "metric",
+                                      "base", "result", "delta", "rel_pct", "error"])
+    out.attrs["sweep"] = df.attrs.get("sweep", {})
+    return out
+
+
+__all__ = ["DEFAULT_CACHE", "Task", "config_hash", "default_knobs", "expand", "neighbours",
+           "plan", "row_config", "sample_points", "sensitivity", "summarize", "sweep",
+           "varying"]
+
+
+class _CallableModule(types.ModuleType):
+    """``xskbench.sweep(base, grid, ...)`` calls :func:`sweep`, while ``xskbench.sweep`` stays
+    the module (``xskbench.sweep.summarize``, ``import xskbench.sweep as m``)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
