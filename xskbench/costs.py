@@ -51,6 +51,22 @@ def inputs_hash(doc):
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
+def reference_testbed(device):
+    """The testbed a device's runs use when the config names none (data/testbeds.yaml)."""
+    import yaml
+
+    beds = yaml.safe_load((DATA_DIR / "testbeds.yaml").read_text())
+    for name, spec in beds.items():
+        if device in spec.get("reference_for", ()):
+            return name
+    return "default"
+
+
+def for_config(cfg):
+    """The profile a run of ``cfg`` uses."""
+    return load(cfg.testbed.profile or reference_testbed(cfg.device))
+
+
 def load(name):
     path = COSTS_DIR / f"{name}.json"
     if not path.exists():

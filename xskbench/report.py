@@ -15,12 +15,14 @@ def xdpsock(res):
         lines.append(f" {d:10}{_n(res.pps[d]):>16}{_n(res.counters[d + '_packets']):>16}"
                      f"{res.bps[d] / 1e9:>12.3f}")
     lines.append("")
-    lines.append(f" {'context':12}{'cpu':>5}{'cpu %':>9}{'idle poll %':>13}")
+    lines.append(f" {'context':14}{'cpu':>5}{'cpu %':>9}{'idle poll %':>13}")
     for i, lab in enumerate(res.labels):
+        if res.cpu[lab] < 0.05:  # contexts that never ran (e.g. ksoftirqd of an idle CPU)
+            continue
         mark = ""
         if lab == res.bottleneck:
             mark = "  <- bottleneck" if res.saturated else "  <- busiest"
-        lines.append(f" {lab:12}{res.label_cpu[i]:>5}{res.cpu[lab]:>9.1f}"
+        lines.append(f" {lab[:14]:14}{res.label_cpu[i]:>5}{res.cpu[lab]:>9.1f}"
                      f"{res.idle_poll[lab]:>13.1f}{mark}")
     lat = res.latency_us
     if lat["p50"] is not None:
@@ -39,7 +41,37 @@ def profile(res, top=20):
     return "\n".join(lines)
 
 
-STYLES = {"xdpsock": xdpsock, "profile": profile}
+def testpmd(res):
+    """testpmd ``show port stats all``: counters over the measured window, then rates."""
+    c, w = res.counters, res.window_s
+    rule = " " + "#" * 24 + " NIC statistics for port 0 " + "#" * 20
+    return "\n".join([
+        rule,
+        f" RX-packets: {c['rx_packets']:<12} RX-missed: {c['rx_missed'] + c['rx_ring_full']:<8}"
+        f" RX-bytes: {c['rx_bytes']}",
+        f" RX-errors: {c['rx_dropped']}",
+        f" RX-nombuf: {c['fill_ring_empty_descs']}",
+        f" TX-packets: {c['tx_packets']:<12} TX-errors: {c['tx_errors']:<8}"
+        f" TX-bytes: {c['tx_bytes']}",
+        "",
+        " Throughput (since last show)",
+        f" Rx-pps: {round(c['rx_packets'] / w):>12}          Rx-bps: {round(res.bps['rx']):>12}",
+        f" Tx-pps: {round(c['tx_packets'] / w):>12}          Tx-bps: {round(res.bps['tx']):>12}",
+        " " + "#" * 71,
+    ])
+
+
+def side_by_side(left, right, titles=("published", "emulated"), gap=3):
+    """Two text blocks next to each other (e.g. a seed's testpmd block and the emulated one)."""
+    a, b = left.splitlines(), right.splitlines()
+    width = max(map(len, a + [titles[0]]))
+    rows = [(titles[0], titles[1]), ("-" * len(titles[0]), "-" * len(titles[1]))]
+    rows += [(a[i] if i < len(a) else "", b[i] if i < len(b) else "")
+             for i in range(max(len(a), len(b)))]
+    return "\n".join(f"{x:<{width}}{' ' * gap}{y}".rstrip() for x, y in rows)
+
+
+STYLES = {"xdpsock": xdpsock, "testpmd": testpmd, "profile": profile}
 
 
 def render(res, style):

@@ -9,7 +9,7 @@ def run(cfg):
     dev = DEVICES.get(cfg.device)
     if dev is None:
         raise ValueError(f"device={cfg.device!r}: not emulated yet; have {', '.join(DEVICES)}")
-    prof = costs.load(cfg.testbed.profile)
+    prof = costs.for_config(cfg)
     hz = (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9
     cc, cb = prof.arrays()
     mach = dev.setup(cfg, hz, cc, cb)

@@ -48,6 +48,7 @@ from .layout import (
     H_OVER,
     H_PROGRESS,
     H_QACC,
+    H_QBUSY0,
     H_QCTX,
     H_QLABEL,
     H_QLOG,
@@ -113,6 +114,8 @@ def begin(m, c):
     m[H_QACC] = 0
     m[H_QLOG_N] = 0
     m[H_QPROG0] = m[H_PROGRESS]
+    for lab in range(m[H_NLABEL]):
+        m[m[H_QBUSY0] + lab] = m[m[H_BUSY] + lab]
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
     m[H_QLABEL] = label
@@ -135,7 +138,8 @@ def finish(m, c):
     if end > m[H_END]:  # the part of the last quantum past the end is outside the window
         m[m[H_OVER] + m[H_QLABEL]] += min(end - m[H_END], m[H_QACC])
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
-        m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
+        for lab in range(m[H_NLABEL]):  # per label: a syscall's share stays the syscall's
+            m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) < INF:

@@ -68,6 +68,8 @@ class XskRingRef:
     def write(self, idx, addr, length):
         self.addr[idx & self.mask], self.len[idx & self.mask] = addr, length
 
+    ring_write = write  # the kernel's name
+
     def prod_submit(self, now):
         for k in range((self.p_prod - self.prod) & M32):
             self.pub_t[(self.prod + k) & self.mask] = now
@@ -95,6 +97,12 @@ class XskRingRef:
     def read(self, idx):
         return self.addr[idx & self.mask], self.len[idx & self.mask]
 
+    def ring_addr(self, idx):
+        return self.read(idx)[0]
+
+    def ring_len(self, idx):
+        return self.read(idx)[1]
+
     def cons_release(self, now):
         for k in range((self.c_cons - self.cons) & M32):
             self.rel_t[(self.cons + k) & self.mask] = now
@@ -103,6 +111,8 @@ class XskRingRef:
     # --- shared --------------------------------------------------------------------------
     def entries(self):
         return (self.prod - self.cons) & M32
+
+    ring_entries = entries  # the kernel's name
 
     def set_flag(self, on):
         self.flags = self.flags | NEED_WAKEUP if on else self.flags & ~NEED_WAKEUP

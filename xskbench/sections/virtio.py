@@ -23,9 +23,10 @@ class VirtioConfig(Section):
                                   "(Xuan Zhuo's desc cache series, not merged)")
     desc_cache_threshold: int = fld(19, "largest sg count served from the desc cache "
                                         "(MAX_SKB_FRAGS + 2)", unit="sgs", lo=1, hi=64)
-    wakeup: str = fld("local", "xsk TX wakeup: local = NAPI on the calling CPU (merged), "
-                               "ipi = IPI to the CPU that last ran tx NAPI (2023 v1), "
-                               "inline = xmit inside sendto (2021 series)",
+    # ipi by default: the wakeup the seed's cover letter describes for its measurements
+    wakeup: str = fld("ipi", "xsk TX wakeup: local = NAPI on the calling CPU (merged), "
+                             "ipi = IPI to the CPU that last ran tx NAPI (2023 v1), "
+                             "inline = xmit inside sendto (2021 series)",
                       choices=("local", "ipi", "inline"))
     host: str = fld("vhost-user", "host backend: vhost-user polling PMD or vhost-net worker "
                                   "woken by kicks", choices=("vhost-user", "vhost-net"))
