@@ -108,7 +108,9 @@ def test_explorer_in_jupyterlab(tmp_path):
             _wait_port(port, proc, 60)
             page = browser.new_page(viewport={"width": 1500, "height": 1800})
             errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
+            page.on("console", lambda m: print("console", m.type, m.text[:2000])
+                    if m.type == "error" else None)
             page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={TOKEN}",
                       timeout=60_000)
             page.wait_for_function(

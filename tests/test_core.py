@@ -10,18 +10,17 @@ Runs are short (3 ms emulated, 1 ms warm-up) and cached per configuration; resul
 shared between tests and must not be modified.
 """
 import functools
+import importlib
+import inspect
 from dataclasses import dataclass
 
-import numpy as np
 import pytest
 
-from xskbench import RunConfig, costs, machine, run
+from xskbench import RunConfig, machine, run
 from xskbench.books import BooksError, balance
-from xskbench.devices import DEVICES
 from xskbench.kernels import layout as L
 from xskbench.kernels.xsk_ring import R_PROD
 from xskbench.machine import start_index
-from xskbench.results import collect
 
 MODES = ("zerocopy", "copy")
 WORKLOADS = ("txonly", "rxdrop", "l2fwd")
@@ -46,28 +45,36 @@ def result(mode="zerocopy", kind="txonly", **changes):
 
 @dataclass
 class Finished:
-    """``run()`` taken apart (as in xskbench/run.py), keeping the machine to inspect."""
+    """A run taken apart: what ``run()`` handed to ``results.collect`` (the finished
+    machine among it), so that a test can inspect the arena and collect again."""
 
-    cfg: object
-    dev: object
-    mach: object
-    prof: object
-    cc: np.ndarray
-    cb: np.ndarray
+    res: object
+    args: dict  # collect's arguments by name: cfg, mach, profile, cc, cb, in_flight_dev, ...
+
+    @property
+    def mach(self):
+        return self.args["mach"]
 
     def collect(self):
-        return collect(self.cfg, self.mach, self.prof, self.cc, self.cb,
-                       self.dev.packets_in_flight(self.mach))
+        return _RUN.collect(**self.args)
+
+
+_RUN = importlib.import_module("xskbench.run")  # the module (``xskbench.run`` is the function)
 
 
 def finished(cfg):
-    dev = DEVICES[cfg.device]
-    prof = costs.load(cfg.testbed.profile)
-    hz = (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9
-    cc, cb = prof.arrays()
-    mach = dev.setup(cfg, hz, cc, cb)
-    dev.simulate(mach, cc, cb)
-    return Finished(cfg, dev, mach, prof, cc, cb)
+    """``run(cfg)``, keeping what it passed to ``collect`` (run.py stays the one recipe)."""
+    real, seen = _RUN.collect, []
+
+    def spy(*args, **kwargs):
+        seen.append(inspect.signature(real).bind(*args, **kwargs).arguments)
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_RUN, "collect", spy)
+        res = run(cfg)
+    (args,) = seen
+    return Finished(res, dict(args))
 
 
 def packets(res):
@@ -126,9 +133,9 @@ def test_books_balance(mode, kind):
 def test_books_catch_a_corrupted_arena():
     f = finished(config("zerocopy", "rxdrop"))
     res = f.collect()
-    assert res.invariants["balanced"]
-    m = f.mach.m
-    own = m[m[L.H_OWN]:m[L.H_OWN] + f.cfg.xsk.umem_frames]  # a view into the arena
+    assert res.invariants == f.res.invariants and res.invariants["balanced"]
+    m, nf = f.mach.m, res.config.xsk.umem_frames
+    own = m[m[L.H_OWN]:m[L.H_OWN] + nf]  # a view into the arena
 
     # one frame changes owner without moving: the rings/lists no longer match the owners
     was = int(own[0])
@@ -137,13 +144,13 @@ def test_books_catch_a_corrupted_arena():
         f.collect()
     # one frame owned by nobody known: lost
     own[0] = len(L.OWNER_NAMES) + 3
-    with pytest.raises(BooksError, match=f"accounted of {f.cfg.xsk.umem_frames}"):
+    with pytest.raises(BooksError, match=f"accounted of {nf}"):
         f.collect()
     own[0] = was
     assert f.collect().invariants == res.invariants  # restored: balanced again
 
     # one packet too many offered, or one fewer in flight, does not balance either
-    totals, in_flight = dict(res.totals), f.dev.packets_in_flight(f.mach)
+    totals, in_flight = dict(res.totals), f.args["in_flight_dev"]
     with pytest.raises(BooksError, match="packets: offered"):
         balance(f.mach, {**totals, "offered_packets": totals["offered_packets"] + 1}, in_flight)
     with pytest.raises(BooksError, match="packets: offered"):
@@ -252,6 +259,20 @@ def test_every_napi_schedule_from_idle_is_followed_by_a_poll(mode, kind, changes
     assert t["interrupts"] <= t["napi_polls"]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "the window [warm-up, end) is cut asymmetrically: the part of the last quanta past the "
+    "end is now left out (H_OVER), but quanta (and idle-spin replays) straddling the end of "
+    "warm-up are booked wholly before the snapshot, so a CPU busy all the time reads "
+    "99.5-99.9 % (copy txonly's sendto quanta are the longest)"))
+@pytest.mark.parametrize(("mode", "kind"), [("zerocopy", "rxdrop"), ("copy", "txonly"),
+                                           ("copy", "rxdrop")])
+def test_the_spinning_app_fills_its_cpu(mode, kind):
+    """xdpsock spins from t=0 to the end: its CPU is busy for the whole window."""
+    res = result(mode, kind)
+    cpu = res.label_cpu[res.labels.index("app")]
+    assert res.cpu_per_cpu[f"cpu{cpu}"] == pytest.approx(100.0, abs=0.01)
+
+
 def test_cpu_is_at_most_one_cpu():
     """Per-CPU load stays within 100 % (up to one quantum straddling the window edges)."""
     for mode in MODES:
@@ -291,7 +312,7 @@ def test_latency_covers_the_window():
 def test_ring_indices_wrap_past_2_to_the_32(mode, seed):
     cfg = config(mode, "txonly", **{"workload.seed": seed, "workload.duration_s": 0.005})
     f = finished(cfg)
-    res = f.collect()
+    res = f.res
     assert res.invariants["balanced"]
     start = start_index(seed)
     assert 2**32 - 8 * 1024 <= start < 2**32
@@ -314,7 +335,7 @@ def test_where_the_indices_start_is_invisible(monkeypatch, mode, kind):
     outcomes = []
     for start in (0, 2**32 - 3, 2**31 + 5, 2**32 - 1):
         monkeypatch.setattr(machine, "start_index", lambda seed, s=start: s)
-        res = finished(cfg).collect()
+        res = finished(cfg).res
         outcomes.append((res.totals, res.busy.tolist(), res.latency_hist.tolist(),
                          res.invariants))
     assert all(o == outcomes[0] for o in outcomes[1:])
@@ -349,8 +370,9 @@ def test_profile_shares(mode):
     assert set(prof["context"]) <= set(res.labels)
     for lab in set(prof["context"]):
         assert res.profile(lab)["share"].sum() == pytest.approx(100.0, abs=0.1)
-    # the profile is the op table's view of the same cycles the contexts were charged
-    assert prof["cycles"].sum() == pytest.approx(res.busy.sum(), rel=1e-9)
+    # the profile is the op table's view of the cycles the contexts were charged (the
+    # window's busy cycles leave out the part of the last quanta past its end)
+    assert res.busy.sum() <= prof["cycles"].sum() <= 1.01 * res.busy.sum()
 
 
 @pytest.mark.xfail(strict=True, reason=(

@@ -185,3 +185,21 @@ def test_export_rejects_other_things(tmp_path):
         xskbench.export("not a figure", tmp_path / "x")
     with pytest.raises(ValueError):
         xskbench.export(go.Figure(), tmp_path / "x", formats=("eps",))
+
+
+def test_explorer_export_button(tmp_path):
+    from xskbench.widgets import Explorer
+
+    ex = Explorer(sweep_key="xsk.tx_size")
+    ex.export_stem.value = str(tmp_path / "ex")
+    for view in ("cpu", "sweep"):
+        ex.export_view.value = view
+        ex.export_button.click()
+        assert "wrote" in ex.export_out.value, ex.export_out.value
+        for fmt in export_mod.FORMATS:
+            assert (tmp_path / f"ex-{view}.{fmt}").stat().st_size > 0
+    text = (tmp_path / "ex-cpu.txt").read_text()
+    assert "bottleneck" in text and all(len(line) <= 72 for line in text.splitlines())
+    ex.sweep_data = None
+    assert ex.export("sweep", tmp_path / "none") == {}
+    assert "export failed" in ex.export_out.value

@@ -123,11 +123,11 @@ def test_changing_a_control_updates_the_figures(ex):
     assert ex.bottleneck.value != before_line
     assert "rxdrop" in ex.report.value
     # a slider: batch size
-    y = _trace_y(ex.figures["occupancy"], 0)
+    before = (ex.bottleneck.value, _trace_y(cpu), _trace_y(cpu, 1))
     ex.controls["xsk.batch_size"].value = 16
     assert ex.config.xsk.batch_size == 16 and ex.error == ""
     assert ex.last_update_s > 0
-    assert _trace_y(ex.figures["occupancy"], 0) != y or ex.figures["occupancy"].data[0].y is not None
+    assert (ex.bottleneck.value, _trace_y(cpu), _trace_y(cpu, 1)) != before
     ex.controls["workload.kind"].value = "txonly"
     ex.controls["xsk.batch_size"].value = 64
 

@@ -10,12 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    rule,
-)
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from xskbench.kernels import xsk_ring as xr
 from xskbench.kernels.xsk_ring_ref import M32, XskRingRef, arena_state
@@ -33,6 +28,16 @@ def _new(size, start):
     m[-5:] = -1
     xr.ring_init(m, OFF, size, start)
     return m, XskRingRef(size, start)
+
+
+def _both(m, ref):
+    """``call(name, *args)``: run kernel ``name`` on the arena and on the twin, check they
+    agree, return the result."""
+    def call(name, *args):
+        got = getattr(xr, name)(m, OFF, *args)
+        assert got == getattr(ref, name)(*args), name
+        return got
+    return call
 
 
 # mostly 2..64 (where rings fill and wrap within a run), sometimes 1 or large
@@ -233,25 +238,22 @@ TestRingMachine = RingMachine.TestCase
                                         (16, 2**32 - 1)])
 def test_wraps_across_2_32(size, start):
     m, ref = _new(size, start)
-    seen, addr, t = [], 0, 0
-    for _ in range(5):  # five full ring cycles
-        t += 1
-        k, idx = xr.prod_reserve(m, OFF, size, t)
-        assert (k, idx) == ref.prod_reserve(size, t) and k == size
+    call = _both(m, ref)
+    seen, addr = [], 0
+    for t in range(1, 6):  # five full ring cycles
+        k, idx = call("prod_reserve", size, t)
+        assert k == size
         for j in range(k):
             addr += 1
-            xr.ring_write(m, OFF, (idx + j) & M32, addr, _length(addr))
-            ref.write((idx + j) & M32, addr, _length(addr))
-        assert xr.prod_reserve(m, OFF, 1, t) == ref.prod_reserve(1, t) == (0, (idx + k) & M32)
-        xr.prod_submit(m, OFF, t)
-        ref.prod_submit(t)
-        assert xr.ring_entries(m, OFF) == ref.entries() == size
-        k, idx = xr.cons_peek(m, OFF, size + 3, t)
-        assert (k, idx) == ref.cons_peek(size + 3, t) and k == size
-        seen += [int(xr.ring_addr(m, OFF, (idx + j) & M32)) for j in range(k)]
-        xr.cons_release(m, OFF, t)
-        ref.cons_release(t)
-        assert xr.ring_entries(m, OFF) == ref.entries() == 0
+            call("ring_write", (idx + j) & M32, addr, _length(addr))
+        assert call("prod_reserve", 1, t) == (0, (idx + k) & M32)  # full
+        call("prod_submit", t)
+        assert call("ring_entries") == size
+        k, idx = call("cons_peek", size + 3, t)
+        assert k == size
+        seen += [call("ring_addr", (idx + j) & M32) for j in range(k)]
+        call("cons_release", t)
+        assert call("ring_entries") == 0
         assert arena_state(m, OFF) == ref.state()
     assert seen == list(range(1, 5 * size + 1))
     end = (start + 5 * size) & M32
@@ -262,52 +264,53 @@ def test_wraps_across_2_32(size, start):
 
 def test_prod_nb_free_refreshes_only_when_needed():
     m, ref = _new(8, 2**32 - 2)
-    refresh = lambda: m[OFF + xr.R_REFRESH]  # noqa: E731
-    assert xr.prod_nb_free(m, OFF, 8, 0) == 8 and refresh() == 0  # empty cached view suffices
-    assert xr.prod_reserve(m, OFF, 6, 0)[0] == 6 and refresh() == 0
-    xr.prod_submit(m, OFF, 0)
-    assert xr.cons_peek(m, OFF, 6, 0)[0] == 6 and refresh() == 1  # consumer had to refresh
-    xr.cons_release(m, OFF, 0)
-    assert xr.prod_nb_free(m, OFF, 2, 0) == 2 and refresh() == 1  # 2 cached free suffice
-    assert m[OFF + xr.R_PCCONS] == (2**32 - 2)  # ... so the release is not seen yet
-    assert xr.prod_nb_free(m, OFF, 3, 0) == 8 and refresh() == 2  # 2 < 3: refresh, all free
+    call = _both(m, ref)
+
+    def refresh():
+        return m[OFF + xr.R_REFRESH]
+
+    assert call("prod_nb_free", 8, 0) == 8 and refresh() == 0  # empty cached view suffices
+    assert call("prod_reserve", 6, 0) == (6, 2**32 - 2) and refresh() == 0
+    call("prod_submit", 0)
+    assert call("cons_peek", 6, 0)[0] == 6 and refresh() == 1  # the consumer had to refresh
+    call("cons_release", 0)
+    assert call("prod_nb_free", 2, 0) == 2 and refresh() == 1  # 2 cached free slots suffice
+    assert m[OFF + xr.R_PCCONS] == 2**32 - 2  # ... so the release is not looked at
+    assert call("prod_nb_free", 3, 0) == 8 and refresh() == 2  # 2 < 3: refresh, all free
     assert m[OFF + xr.R_PCCONS] == m[OFF + xr.R_CONS] == 4
-    assert xr.prod_nb_free(m, OFF, 8, 0) == 8 and refresh() == 2
-    assert xr.prod_nb_free(m, OFF, 9, 0) == 8 and refresh() == 3  # can never suffice
-    for n, now in ((8, 0), (6, 0), (2, 0), (3, 0), (8, 0), (9, 0)):
-        if n == 6:
-            assert ref.prod_reserve(6, now) == (6, 2**32 - 2)
-            ref.prod_submit(now)
-            ref.cons_peek(6, now)
-            ref.cons_release(now)
-        else:
-            ref.prod_nb_free(n, now)
+    assert call("prod_nb_free", 8, 0) == 8 and refresh() == 2
+    assert call("prod_nb_free", 9, 0) == 8 and refresh() == 3  # can never suffice: refresh
     assert arena_state(m, OFF) == ref.state()
 
 
 def test_causality_both_directions():
     m, ref = _new(4, 2**32 - 1)
-    for ring in ("numba", "ref"):
-        if ring == "numba":
-            def call(name, *a):
-                return getattr(xr, name)(m, OFF, *a)
-        else:
-            def call(name, *a):
-                return getattr(ref, name)(*a)
-        assert call("prod_reserve", 4, 0)[0] == 4
-        call("prod_submit", 100)
-        assert call("cons_nb_avail", 4, 50) == 0  # consumer at 50: the t=100 submit unseen
-        assert call("cons_peek", 4, 99)[0] == 0
-        assert call("cons_peek", 4, 100) == (4, 2**32 - 1)  # at 100 it sees all of them
-        call("cons_release", 200)
-        assert call("prod_nb_free", 1, 150) == 0  # producer at 150: the t=200 release unseen
-        assert call("prod_reserve", 1, 199)[0] == 0
-        assert call("prod_nb_free", 1, 200) == 4
-        # a later submit is invisible to a consumer still at an earlier time
-        assert call("prod_reserve", 2, 300)[0] == 2
-        call("prod_submit", 300)
-        assert call("prod_reserve", 2, 300)[0] == 2
-        call("prod_submit", 400)
-        assert call("cons_peek", 4, 350) == (2, 3)  # only the t=300 batch
-        assert call("cons_peek", 4, 400) == (2, 5)
+    call = _both(m, ref)
+    assert call("prod_reserve", 4, 0)[0] == 4
+    call("prod_submit", 100)
+    assert call("cons_nb_avail", 4, 50) == 0  # consumer at 50: the t=100 submit is unseen
+    assert call("cons_peek", 4, 99)[0] == 0
+    assert call("cons_peek", 4, 100) == (4, 2**32 - 1)  # at 100 it sees all of them
+    call("cons_release", 200)
+    assert call("prod_nb_free", 1, 150) == 0  # producer at 150: the t=200 release is unseen
+    assert call("prod_reserve", 1, 199)[0] == 0
+    assert call("prod_nb_free", 1, 200) == 4
+    # two submits: a consumer between them sees only the first batch
+    assert call("prod_reserve", 2, 300)[0] == 2
+    call("prod_submit", 300)
+    assert call("prod_reserve", 2, 300)[0] == 2
+    call("prod_submit", 400)
+    assert call("ring_entries") == 4
+    assert call("cons_peek", 4, 350) == (2, 3)
+    assert call("cons_peek", 4, 400) == (2, 5)
+    assert arena_state(m, OFF) == ref.state()
+
+
+def test_flags():
+    m, ref = _new(2, 0)
+    call = _both(m, ref)
+    assert not call("needs_wakeup")
+    for on in (True, True, False, True, False, False):
+        call("set_flag", on)
+        assert call("needs_wakeup") == on
     assert arena_state(m, OFF) == ref.state()

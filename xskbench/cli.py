@@ -145,7 +145,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     print(reproduce.to_json(df) if args.json else reproduce.render(df))
     if args.out:
         reproduce.write(df, args.out)
-    return 0 if bool(df.within.all()) else 1
+    return 0 if all(w for w in df.within if w is not None) else 1
 
 
 # --- entry point --------------------------------------------------------------------------
@@ -167,3 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print("xskbench: error: " + " ".join(str(err).split()), file=sys.stderr)
         return 2
+
+
+# Commands defined in their own modules register themselves on import.
+from xskbench import sweep_cli  # noqa: E402,F401 - `xskbench sweep`
+from xskbench.real import cli as _real_cli  # noqa: E402,F401 - `xskbench measure`

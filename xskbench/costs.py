@@ -26,10 +26,11 @@ class Profile:
     source: dict    # op name -> provenance
     meta: dict      # the whole JSON document
 
-    def arrays(self):
+    def arrays(self, scale=1.0):
         """The cost arrays the kernels take: int64 millicycles per call and per byte."""
-        cc = np.array([round(self.call.get(n, 0.0) * MC) for n in ops.NAMES], dtype=np.int64)
-        cb = np.array([round(self.byte.get(n, 0.0) * MC) for n in ops.NAMES], dtype=np.int64)
+        k = MC * scale
+        cc = np.array([round(self.call.get(n, 0.0) * k) for n in ops.NAMES], dtype=np.int64)
+        cb = np.array([round(self.byte.get(n, 0.0) * k) for n in ops.NAMES], dtype=np.int64)
         return cc, cb
 
 

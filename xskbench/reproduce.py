@@ -7,6 +7,7 @@ were — they are what makes the model credible.
 """
 import json
 
+import numpy as np
 import pandas as pd
 
 from . import calibrate
@@ -22,9 +23,22 @@ def _context_sum(res, ctx, table):
     return sum(v for i, (lab, v) in enumerate(table.items()) if f"cpu{res.label_cpu[i]}" == ctx)
 
 
-def metric_value(row, res):
-    """The emulated value of a published row's metric, in the row's unit."""
-    metric, ctx = row["metric"], row["context"]
+JUDGED = ("fit", "predict", "derived")  # quoted numbers and raw samples are shown, not judged
+SPREAD_SEEDS = 10                         # runs behind an emulated run-to-run spread
+
+
+def metric_value(row, run):
+    """The emulated value of a published row's metric, in the row's unit. ``run(scenario,
+    seed=None)`` returns a Result."""
+    metric, ctx, sc = row["metric"], row["context"], row["scenario"]
+    if row["kind"] == "sample":  # sample i of a published series beside the run with seed i
+        return max(run(sc, seed=int(row["id"].rsplit("-s", 1)[1])).pps.values())
+    if metric == "pps_cv":
+        xs = np.array([max(run(sc, seed=s).pps.values()) for s in range(1, SPREAD_SEEDS + 1)])
+        return float(100.0 * xs.std(ddof=1) / xs.mean())
+    if metric == "gain":  # this scenario's rate over the one named in ``context``, in %
+        return 100.0 * (max(run(sc).pps.values()) / max(run(ctx).pps.values()) - 1.0)
+    res = run(sc)
     if metric == "pps":
         return max(res.pps.values())
     if metric in ("pps_rx", "pps_tx", "bps_rx", "bps_tx"):
@@ -32,12 +46,18 @@ def metric_value(row, res):
         return getattr(res, kind)[d]
     if metric == "cpu":
         return _context_sum(res, ctx, res.cpu)
-    if metric == "share":  # context "label:op" (or ":op" over all contexts): perf-top share
-        label, op = ctx.split(":")
-        prof = res.profile(label or None)
+    if metric == "share":  # context "label:op", "cpuN:op" or ":op": a perf-top share
+        where, op = ctx.split(":")
+        prof = res.profile(where or None)
         return float(prof.loc[prof.op == op, "share"].sum())
-    if metric in ("errors", "tx_errors"):
-        return res.counters["tx_errors"] / res.window_s
+    if metric.startswith("testpmd:"):  # cumulative counters: the emulated window's own
+        name = metric.split(":")[1]
+        key = {"RX-packets": "rx_packets", "RX-bytes": "rx_bytes", "RX-missed": "rx_missed",
+               "RX-errors": "rx_dropped", "RX-nombuf": "fill_ring_empty_descs",
+               "TX-packets": "tx_packets", "TX-errors": "tx_errors", "TX-bytes": "tx_bytes"}
+        return float(res.counters[key[name]])
+    if metric == "rate":
+        return float(res.config.workload.rate_pps or max(res.pps.values()))
     raise ValueError(f"published row {row['id']}: unknown metric {metric!r}")
 
 
@@ -50,48 +70,60 @@ def error_of(row, emulated):
 
 
 def reproduce(rows=None, runner=None):
-    """Run every scenario once; returns the table as a DataFrame (one row per published
-    number)."""
+    """Run every scenario (once per seed needed); returns the table as a DataFrame, one row
+    per published number. ``within`` is None for numbers that are shown but not judged."""
     rows = rows or calibrate.read_rows()
     runner = runner or _run_scenario
-    results = {}
+    cache = {}
+
+    def run(scenario, seed=None):
+        if (scenario, seed) not in cache:
+            cache[scenario, seed] = runner(scenario, seed)
+        return cache[scenario, seed]
+
     out = []
     for r in rows:
-        if r["scenario"] not in results:
-            results[r["scenario"]] = runner(r["scenario"])
-        emulated = metric_value(r, results[r["scenario"]])
-        err = error_of(r, emulated)
-        tol = float(r["tolerance"])
+        emulated = metric_value(r, run)
+        judged = r["kind"] in JUDGED
+        err = error_of(r, emulated) if judged else None
+        tol = float(r["tolerance"]) if judged else None
         out.append({"seed": r["source"], "id": r["id"], "scenario": r["scenario"],
                     "metric": r["metric"], "context": r["context"],
                     "published": float(r["value"]), "emulated": emulated, "unit": r["unit"],
-                    "error": err, "tolerance": tol, "within": abs(err) <= tol,
-                    "kind": "fitted" if r["kind"] == "fit" else "predicted",
+                    "error": err, "tolerance": tol,
+                    "within": None if not judged else bool(abs(err) <= tol),
+                    "kind": {"fit": "fitted", "predict": "predicted"}.get(r["kind"], r["kind"]),
                     "quote": r["quote"]})
     return pd.DataFrame(out)
 
 
-def _run_scenario(name):
+def _run_scenario(name, seed=None):
     from .run import run
 
-    return run(calibrate.scenario_config(name))
+    cfg = calibrate.scenario_config(name)
+    return run(cfg if seed is None else cfg.replace(**{"workload.seed": seed}))
 
 
 def render(df):
     """The table as text, like the seeds' own tables."""
-    lines = [f"{'id':22} {'metric':7} {'published':>12} {'emulated':>12} {'error':>8} "
-             f"{'tol':>6}  {'kind':9} ok"]
+    lines = [f"{'id':32} {'metric':7} {'published':>14} {'emulated':>14} {'error':>8} "
+             f"{'tol':>5}  {'kind':9} ok"]
     for r in df.itertuples():
         pct = r.unit == "%"
-        fmt = (lambda v: f"{v:.1f} %") if pct else (lambda v: f"{v:,.0f}")
-        err = f"{r.error:+.1f}pt" if pct else f"{100 * r.error:+.1f}%"
-        tol = f"{r.tolerance:g}pt" if pct else f"{100 * r.tolerance:g}%"
-        lines.append(f"{r.id[:22]:22} {r.metric[:7]:7} {fmt(r.published):>12} "
-                     f"{fmt(r.emulated):>12} {err:>8} {tol:>6}  {r.kind:9} "
-                     f"{'yes' if r.within else 'NO'}")
-    n, bad = len(df), int((~df.within).sum())
-    pred = int((df.kind == "predicted").sum())
-    lines.append(f"{n} rows, {pred} predicted, {n - bad} within tolerance, {bad} outside")
+        fmt = (lambda v: f"{v:.2f} %") if pct else (lambda v: f"{v:,.0f}")
+        if r.within is None:
+            err = tol = ok = "-"
+        else:
+            err = f"{r.error:+.1f}pt" if pct else f"{100 * r.error:+.1f}%"
+            tol = f"{r.tolerance:g}pt" if pct else f"{100 * r.tolerance:g}%"
+            ok = "yes" if r.within else "NO"
+        lines.append(f"{r.id[:32]:32} {r.metric[:7]:7} {fmt(r.published):>14} "
+                     f"{fmt(r.emulated):>14} {err:>8} {tol:>5}  {r.kind:9} {ok}")
+    judged = df[df.within.notna()]
+    bad = int((judged.within == False).sum())  # noqa: E712 - a column of objects
+    pred = int((judged.kind == "predicted").sum())
+    lines.append(f"{len(df)} numbers, {len(judged)} compared ({pred} predicted, never fitted): "
+                 f"{len(judged) - bad} within tolerance, {bad} outside")
     return "\n".join(lines)
 
 

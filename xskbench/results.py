@@ -97,17 +97,18 @@ class Result:
                 for q, p in (("p50", 0.5), ("p99", 0.99))}
 
     def profile(self, context=None):
-        """perf top: share of cycles per op (per context, or of the contexts given)."""
+        """perf top: share of cycles per op — over every context, over one context label, or
+        over one CPU (``"cpuN"``: what ``perf top -C N`` shows)."""
+        sel = [i for i, lab in enumerate(self.labels)
+               if context is None or lab == context or f"cpu{self.label_cpu[i]}" == context]
+        denom = self.op_cycles[sel].sum()
         rows = []
-        total = self.op_cycles.sum() if context is None else None
-        for i, lab in enumerate(self.labels):
-            if context is not None and lab != context:
-                continue
-            denom = total if total is not None else self.op_cycles[i].sum()
+        for i in sel:
             for j, name in enumerate(ops.NAMES):
                 cyc = self.op_cycles[i, j]
                 if cyc > 0:
-                    rows.append({"context": lab, "op": name, "calls": int(self.op_calls[i, j]),
+                    rows.append({"context": self.labels[i], "op": name,
+                                 "calls": int(self.op_calls[i, j]),
                                  "cycles": float(cyc), "share": 100.0 * cyc / denom})
         df = pd.DataFrame(rows, columns=["context", "op", "calls", "cycles", "share"])
         return df.sort_values("share", ascending=False, kind="stable").reset_index(drop=True)

@@ -233,6 +233,8 @@ def _domain(path: str, spec: Any) -> _Domain:
         raise ValueError(f"sample: {path}: expected null or a mapping with lo/hi/log or "
                          f"choices, got {spec!r}")
     if "choices" in spec:
+        if not isinstance(spec["choices"], list | tuple):
+            raise ValueError(f"sample: {path}: choices must be a list")
         values = [_normalise(path, v) for v in spec["choices"]]
         if not values:
             raise ValueError(f"sample: {path}: empty choices")
@@ -320,16 +322,24 @@ class Task:
     config_hash: str
     error: str | None     # set when the config itself is invalid
     device: str
+    profile: str = ""     # "<cost profile>:<inputs_hash>" the run uses (part of the key)
 
 
-def _profile_hash(name: Any, memo: dict) -> str:
-    if name not in memo:
+def _profile_hash(cfg: RunConfig | None, nested: Mapping, memo: dict) -> str:
+    """``"<profile>:<inputs_hash>"`` of the cost profile a run of the config uses (its
+    testbed.profile, or the device's reference testbed), "" if there is none."""
+    key = (nested["testbed"].get("profile"), nested.get("device"))
+    if key not in memo:
         from . import costs
         try:
-            memo[name] = costs.load(name).meta["inputs_hash"]
+            if cfg is not None and hasattr(costs, "for_config"):
+                prof = costs.for_config(cfg)
+            else:
+                prof = costs.load(key[0])
+            memo[key] = f"{prof.name}:{prof.meta['inputs_hash']}"
         except Exception:  # noqa: BLE001 - the run reports it as the config's error
-            memo[name] = ""
-    return memo[name]
+            memo[key] = ""
+    return memo[key]
 
 
 def config_hash(config: Mapping, profile_hash: str) -> str:
@@ -341,12 +351,15 @@ def config_hash(config: Mapping, profile_hash: str) -> str:
 
 def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
     nested = _apply(base_nested, changes)
+    cfg = None
     try:
-        nested, error = RunConfig.from_dict(nested).to_dict(), None
+        cfg = RunConfig.from_dict(nested)
+        nested, error = cfg.to_dict(), None
     except (ValueError, TypeError) as err:  # TypeError: e.g. a list where a scalar belongs
         error = _one_line(err)
-    h = config_hash(nested, _profile_hash(nested["testbed"].get("profile"), memo))
-    return Task(-1, nested, h, error, str(nested.get("device")))
+    profile = _profile_hash(cfg, nested, memo)
+    return Task(-1, nested, config_hash(nested, profile), error, str(nested.get("device")),
+                profile)
 
 
 def plan(base: Any, grid: Any) -> list[Task]:
@@ -544,30 +557,33 @@ def _write_part(directory: Path, table) -> None:
 
 # --- executors -------------------------------------------------------------------------------
 
+class SchedulerError(ValueError):
+    """The Dask scheduler or its workers cannot run this sweep (unreachable, version skew)."""
+
+
 def _chunks(items: list, size: int) -> list[list]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _warm(devices: list[str], profiles: list[str]) -> dict:
-    """Run on every worker before the sweep: compile (or load) the kernels once, and report
-    what the worker runs so the cache keys can be trusted."""
-    from . import costs
+def _warm(configs: list[dict]) -> dict:
+    """Run on every worker before the sweep, with one config of the sweep per (cost profile,
+    device): compile (or load) each device's kernels once with a very short run, and report
+    the worker's version and profiles so the cache keys can be trusted."""
     from .run import run
 
-    for device in devices:
+    memo: dict = {}
+    profiles, warmed = [], set()
+    for config in configs:
+        cfg = RunConfig.from_dict(config)
+        profiles.append(_profile_hash(cfg, config, memo))
+        if cfg.device in warmed:
+            continue
+        warmed.add(cfg.device)
         try:
-            cfg = RunConfig(device=device, mode=DEVICE_MODES[device][0]).replace(
-                **{"workload.duration_s": 1e-4, "workload.warmup_s": 0.0})
-            run(cfg)
+            run(cfg.replace(**{"workload.duration_s": 1e-4, "workload.warmup_s": 0.0}))
         except Exception:  # noqa: BLE001, S110 - the sweep itself reports failing configs
             pass
-    hashes = {}
-    for name in profiles:
-        try:
-            hashes[name] = costs.load(name).meta["inputs_hash"]
-        except Exception:  # noqa: BLE001
-            hashes[name] = ""
-    return {"version": __version__, "profiles": hashes}
+    return {"version": __version__, "profiles": profiles}
 
 
 def _serial(items, chunk_size, on_chunk):
@@ -575,8 +591,7 @@ def _serial(items, chunk_size, on_chunk):
         on_chunk(chunk, _run_chunk(chunk))
 
 
-def _dask(items, scheduler, workers, chunk_size, on_chunk, devices, profiles, timings,
-          status):
+def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status):
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -592,19 +607,19 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, devices, profiles, ti
         try:
             client = Client(scheduler, timeout="20s")
         except OSError as err:
-            raise ValueError(f"cannot reach the Dask scheduler {scheduler}: "
-                             f"{_one_line(err)}") from None
+            raise SchedulerError(f"cannot reach the Dask scheduler {scheduler}: "
+                                 f"{_one_line(err)}") from None
     try:
         slots = max(1, sum(client.nthreads().values()))
-        if devices:
+        if reps:
             status("sweep: compiling on the workers")
-            reports = client.run(_warm, devices, profiles)
+            expected = [t.profile for t in reps]
+            reports = client.run(_warm, [t.config for t in reps])
             for addr, rep in reports.items():
-                if rep["version"] != __version__ or any(
-                        rep["profiles"].get(p) != h for p, h in profiles.items()):
-                    raise ValueError(
-                        f"worker {addr} runs xskbench {rep['version']} with profiles "
-                        f"{rep['profiles']}; this client has {__version__} with {profiles}: "
+                if rep["version"] != __version__ or rep["profiles"] != expected:
+                    raise SchedulerError(
+                        f"worker {addr} runs xskbench {rep['version']} with cost profiles "
+                        f"{rep['profiles']}; this client has {__version__} with {expected}: "
                         "install the same xskbench (and data/costs) on every worker")
         timings["startup_s"] = time.perf_counter() - t0
         status("sweep")
@@ -701,14 +716,10 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
         elif scheduler == "serial":
             _serial(items, chunk_size or 16, on_chunk)
         else:
-            profiles = {}
-            memo: dict = {}
-            for t in valid:
-                name = t.config["testbed"]["profile"]
-                profiles[name] = _profile_hash(name, memo)
-            devices = sorted({t.device for t in valid})
+            reps = list({(t.config["testbed"].get("profile"), t.device): t
+                         for t in reversed(valid)}.values())
             bar.set_description("sweep: starting the cluster")
-            _dask(items, scheduler, workers, chunk_size, on_chunk, devices, profiles, timings,
+            _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings,
                   bar.set_description)
     finally:
         bar.close()
@@ -874,9 +885,9 @@ def sensitivity(base: Any = None, fields: Iterable[str] | None = None, *, factor
     return out
 
 
-__all__ = ["DEFAULT_CACHE", "Task", "config_hash", "default_knobs", "expand", "neighbours",
-           "plan", "row_config", "sample_points", "sensitivity", "summarize", "sweep",
-           "varying"]
+__all__ = ["DEFAULT_CACHE", "SchedulerError", "Task", "config_hash", "default_knobs", "expand",
+           "neighbours", "plan", "row_config", "sample_points", "sensitivity", "summarize",
+           "sweep", "varying"]
 
 
 class _CallableModule(types.ModuleType):

@@ -89,13 +89,15 @@ def _sweep(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(Path(args.grid).stem + ".parquet")
     if out.suffix.lower() != ".parquet":
         raise ValueError(f"--out {out}: expected a .parquet file")
-    from xskbench.sweep import sweep
+    from xskbench.sweep import SchedulerError, sweep
     from xskbench.sweep_plots import pareto
 
     try:
         df = sweep(base, grid, scheduler=args.scheduler, workers=args.workers,
                    cache=False if args.no_cache else args.cache_dir,
                    progress=not args.no_progress)
+    except SchedulerError:
+        raise
     except ValueError as err:
         raise ValueError(f"{args.grid}: {_one_line(err)}") from None
     out.parent.mkdir(parents=True, exist_ok=True)

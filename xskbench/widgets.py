@@ -14,7 +14,10 @@ perf-top profile.  The figures themselves come from :mod:`xskbench.plotting`.
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import html
+import json
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -93,6 +96,10 @@ def _kind(info: FieldInfo, value: Any) -> str:
 def _placeholder(info: FieldInfo, kind: str) -> Any:
     """A value for an optional field's value widget while "none" is ticked."""
     lo, hi = info.lo, info.hi
+    if info.choices:
+        return info.choices[0]
+    if info.base in (bool, str):
+        return info.base()
     if kind == "pow2":
         opts = pow2_options(info)
         return opts[len(opts) // 2]
@@ -315,24 +322,97 @@ def sync_figure(fw: go.FigureWidget, fig: go.Figure | plotting.Spec) -> None:
     fw._xsk_sent = (data, layout)
 
 
-class FigureWidget(go.FigureWidget):
-    """A ``go.FigureWidget`` whose comm opens only once its data and layout are set.
+# --- plotly's widget bundle, loaded once per page --------------------------------------------
+# plotly's FigureWidget is an anywidget whose state carries plotly's 5 MB widget bundle as
+# inline ES module source: every figure ships it again and the browser compiles it once per
+# figure, in turn.  anywidget gives a widget 2 s to get ready and otherwise drops every
+# later message to it - so on a busy machine the first figures of a session stay empty or
+# stop updating.  Here one loader widget carries the bundle and imports it once; the
+# figures' own module is a few lines that reuse it, and their comms open only once the
+# loader has reported the bundle loaded, so they are ready at once.
 
-    The stock class opens its comm (sending the widget's state to the browser) before it
-    sets its traces and layout, which follow in a second message; while the 5 MB plotly
-    bundle of the first widgets of a session is still loading, the browser can render
-    such a widget empty.  Here the first message carries the whole figure.
-    """
+_BUNDLE = Path(go.__file__).resolve().parent.parent / "package_data" / "widgetbundle.js"
+
+
+
+def _bundle_key() -> str:
+    """Names the bundle in the page (``Symbol.for``): plotly's version and the file's size."""
+    import plotly
+
+    size = _BUNDLE.stat().st_size if _BUNDLE.exists() else 0
+    return f"xskbench.plotly-widget-bundle/{plotly.__version__}/{size}"
+
+
+_FIGURE_ESM = """
+const KEY = Symbol.for(%(key)s);
+export default async () => {
+  for (let i = 0; !globalThis[KEY]; i++) {  // set by the loader widget's module
+    if (i > 2400) throw new Error("xskbench: plotly's widget bundle was never loaded");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const mod = await globalThis[KEY];
+  return mod.default();
+};
+"""
+
+_LOADER_ESM = """
+const KEY = Symbol.for(%(key)s);
+export default () => ({
+  initialize({ model }) {
+    if (!globalThis[KEY]) {
+      const source = model.get("bundle");
+      const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+      globalThis[KEY] = import(url).finally(() => URL.revokeObjectURL(url));
+    }
+    globalThis[KEY].then(() => { model.set("loaded", true); model.save_changes(); });
+  },
+  render() {},
+});
+"""
+
+
+@functools.cache
+def bundle_loader() -> Any:
+    """The one widget (per kernel) that loads plotly's widget bundle into the page and
+    reports ``loaded``; it draws nothing."""
+    import anywidget
+    import traitlets
+
+    class PlotlyBundle(anywidget.AnyWidget):
+        _esm = _LOADER_ESM % {"key": json.dumps(_bundle_key())}
+        # the bundle travels as state, so that this widget's own module stays tiny and it
+        # is ready at once
+        bundle = traitlets.Unicode().tag(sync=True)
+        loaded = traitlets.Bool(False).tag(sync=True)
+
+    return PlotlyBundle(bundle=_BUNDLE.read_text(), layout=W.Layout(display="none"))
+
+
+class FigureWidget(go.FigureWidget):
+    """A ``go.FigureWidget`` that reuses the page's plotly bundle (see
+    :func:`bundle_loader`) and opens its comm only when :meth:`show` is called: the first
+    message then carries the whole current figure.  Before that it is a plain Python
+    object that is updated like any FigureWidget."""
+
+    _esm = _FIGURE_ESM % {"key": json.dumps(_bundle_key())}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._xsk_constructing = True
+        self._xsk_deferred = True
         super().__init__(*args, **kwargs)
-        self._xsk_constructing = False
-        self.open()
 
     def open(self) -> None:
-        if not getattr(self, "_xsk_constructing", False):
+        if not getattr(self, "_xsk_deferred", False):
             super().open()
+
+    def show(self) -> None:
+        """Open the comm: the browser gets the figure as it is now."""
+        if self.comm is not None:
+            return
+        self._widget_data = copy.deepcopy(self._data)
+        self._widget_layout = copy.deepcopy(self._layout_obj._props)
+        self._layout_edit_in_process = self._trace_edit_in_process = False
+        self._xsk_deferred = False
+        self.open()
 
 
 def _sized(spec: plotting.Spec) -> plotting.Spec:
@@ -459,9 +539,21 @@ class Explorer:
             else:
                 c.observe(self._on_change)
         self.widget = self._assemble()
+        loader = bundle_loader()
+        if loader.loaded:
+            self._show_figures()
+        else:
+            loader.observe(self._on_bundle, names="loaded")
 
     # --- layout -----------------------------------------------------------------------------
     def _assemble(self) -> W.Widget:
+        # Each figure sits in a slot that shows a placeholder until the browser has
+        # plotly's bundle (see bundle_loader): then the FigureWidget's comm opens.
+        self._slots = {name: W.Box([W.HTML("<i style='color:#888'>loading plotly…</i>")],
+                                   layout=W.Layout(width=f"{FIG_WIDTH}px",
+                                                   min_height=f"{plotting.HEIGHT}px"))
+                       for name in self.figures}
+
         def cell(w: W.Widget, name: str) -> W.Box:
             box = W.Box([w], layout=W.Layout(flex="0 0 auto", margin="0 8px 0 0"))
             box.add_class(f"xsk-fig-{name}")
@@ -470,7 +562,7 @@ class Explorer:
         row = dict(flex_flow="row wrap", width="100%")
         sweep = W.VBox([W.HBox([self.sweep_knob, self.sweep_button, self.sweep_follow],
                                layout=W.Layout(flex_flow="row wrap")),
-                        self.sweep_status, self.figures["sweep"]])
+                        self.sweep_status, self._slots["sweep"]])
         more = W.Accordion(children=[
             self.report,
             W.VBox([W.HBox([self.export_stem, self.export_view, self.export_button]),
@@ -482,14 +574,25 @@ class Explorer:
         ui = W.VBox([
             W.HTML("<b>xskbench Explorer</b>: every change re-runs the emulation"),
             head, self.sections, self.message, self.bottleneck,
-            W.HBox([cell(self.figures["cpu"], "cpu"), cell(self.figures["profile"], "profile")],
+            W.HBox([cell(self._slots["cpu"], "cpu"), cell(self._slots["profile"], "profile")],
                    layout=W.Layout(**row)),
-            W.HBox([cell(self.figures["occupancy"], "occupancy"), cell(sweep, "sweep")],
+            W.HBox([cell(self._slots["occupancy"], "occupancy"), cell(sweep, "sweep")],
                    layout=W.Layout(**row)),
-            more,
+            more, bundle_loader(),
         ])
         ui.add_class("xsk-explorer")
         return ui
+
+    def _on_bundle(self, change: dict) -> None:
+        if change["new"]:
+            bundle_loader().unobserve(self._on_bundle, names="loaded")
+            self._show_figures()
+
+    def _show_figures(self) -> None:
+        for name, fw in self.figures.items():
+            fw.show()
+            if self._slots[name].children != (fw,):
+                self._slots[name].children = (fw,)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
@@ -623,13 +726,15 @@ class Explorer:
 
     # --- export -------------------------------------------------------------------------
     def export(self, view: str | None = None, stem: str | Path | None = None) -> dict:
-        """Export one view (default: the dropdown's) to ``stem``.* (default: the text box)."""
+        """Export one view (default: the dropdown's) as ``<stem>-<view>.*`` (default stem:
+        the text box), with :func:`xskbench.export`; returns format -> path (empty, and a
+        message in the widget, if it failed)."""
         from xskbench.export import export
 
         view = view or self.export_view.value
         stem = Path(stem or self.export_stem.value)
-        if view != "sweep":
-            stem = stem.with_name(f"{stem.name}-{view}")
+        stem = stem.with_name(f"{stem.name}-{view}")
+        self.export_out.value = "<i>exporting…</i>"
         try:
             if self.result is None:
                 raise ValueError("nothing to export: no valid run yet")
@@ -640,7 +745,7 @@ class Explorer:
                     raise ValueError("no sweep yet: press Sweep first")
                 key, points, results, base = self.sweep_data
                 fig = plotting.sweep_figure(key, points, results, base=base)
-                paths = export(fig, stem.with_name(f"{stem.name}-sweep"))
+                paths = export(fig, stem)
             else:
                 paths = export(plotting.FIGURES[view](self.result), stem, result=self.result)
         except Exception as err:  # noqa: BLE001 - shown in the widget

@@ -30,8 +30,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-need-wakeup", dest="need_wakeup", action="store_false",
                    help="bind without XDP_USE_NEED_WAKEUP")
     p.add_argument("--wait", choices=("poll", "spin", "busy-poll"), default=d.wait,
-                   help="when the ring is empty: sleep in poll(), spin (xdpsock default), or "
-                        "SO_PREFER_BUSY_POLL + recvfrom (default poll)")
+                   help="when the ring is empty: spin (xdpsock's default; kicks only when "
+                        "the kernel asks), sleep in poll(), or SO_PREFER_BUSY_POLL + recvfrom "
+                        f"(default {d.wait})")
     p.add_argument("--xdp-mode", choices=("native", "skb"), default=d.xdp_mode,
                    help="XDP attach mode of the redirect program (default native)")
     p.add_argument("--sender", choices=M.SENDERS, default=d.sender,
@@ -49,8 +50,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--peer-cpu", type=int, default=d.peer_cpu, metavar="CPU",
                    help=f"CPU of the sender/sink (default {d.peer_cpu})")
     p.add_argument("--priority", choices=M.PRIORITIES, default=d.priority,
-                   help="worker scheduling: normal, high (nice -20) or rt (SCHED_FIFO) - for "
-                        "busy machines (default normal)")
+                   help="worker scheduling: normal; high = a session of its own at nice -20 "
+                        "(other sessions' load cannot take the pinned CPUs); rt = SCHED_FIFO 1 "
+                        f"(default {d.priority})")
     p.add_argument("--seed", type=int, default=d.seed, help="payload bytes (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--sweep", metavar="FILE",
@@ -100,7 +102,8 @@ def report(res: dict) -> str:
     cpu = res["cpu"]
     lines.append("  CPU (% of one CPU): " + "  ".join(
         f"{k} {cpu[k]:.1f}" for k in ("app", "peer", "ksoftirqd", "other") if k in cpu)
-        + f"   [softirq {cpu.get('softirq', 0):.1f}, inside those]")
+        + f"   [softirq {cpu.get('softirq', 0):.1f}, inside those; app idle polls "
+        f"{res.get('idle_poll', {}).get('app', 0):.1f}]")
     for name, s in res["cpu_split"].items():
         lines.append(f"  {name}: " + "  ".join(
             f"{k} {s[k]:.1f}%" for k in ("usr", "sys", "softirq", "irq", "idle", "steal")))

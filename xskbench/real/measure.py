@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xskbench import stats
 from xskbench.real import topology as T
 
 # --- configuration ----------------------------------------------------------------------------
@@ -64,7 +65,7 @@ class MeasureConfig:
     ring: int = 2048               # rx/tx/completion ring; the fill ring is 2 * ring
     frame_size: int = 4096
     need_wakeup: bool = True
-    wait: str = "poll"             # poll | spin | busy-poll
+    wait: str = "spin"             # spin (xdpsock's default) | poll | busy-poll
     xdp_mode: str = "native"       # native | skb
     sender: str = "auto"
     duration: float = 3.0          # steady window, s
@@ -72,7 +73,7 @@ class MeasureConfig:
     repeats: int = 1
     app_cpu: int = 1
     peer_cpu: int = 0
-    priority: str = "normal"       # normal | high (nice -20) | rt (SCHED_FIFO 1)
+    priority: str = "high"         # normal | high (own autogroup, nice -20) | rt (FIFO 1)
     seed: int = 1
 
     def resolved_sender(self) -> str:
@@ -741,7 +742,8 @@ def window_result(cfg: MeasureConfig, s1: Snapshot, s2: Snapshot, topo) -> dict:
     if cfg.workload != "txonly" and cfg.resolved_sender() == "xdp":
         sent = sum(v for k, v in eth.get(peer_dev, {}).items()
                    if k.startswith("tx_queue_") and k.endswith(("_xdp_xmit", "_xdp_xmit_errors")))
-    counters = {k: app[k] for k in xsk.CTR_NAMES if k != "offered_packets"}
+    counters = {k: app[k] for k in xsk.CTR_NAMES
+                if k in stats.INDEX and k != "offered_packets"}
     counters["offered_packets"] = sent if cfg.workload != "txonly" else app["tx_submitted"]
     devs = {dev: _delta(s1.dev.get(dev, {}), v) for dev, v in s2.dev.items()}
     softnet = _delta(s1.softnet, s2.softnet)
@@ -775,9 +777,21 @@ def window_result(cfg: MeasureConfig, s1: Snapshot, s2: Snapshot, topo) -> dict:
         out["returned_pps"] = r(peer_["rx_packets"] / w)
     if cfg.workload == "txonly" and cfg.device == "tap":
         out["pps"]["delivered"] = r(peer_["rx_packets"] / w)
-    busiest = {k: v for k, v in cpu.items() if k in ("app", "peer", "ksoftirqd")}
-    out["bottleneck"] = max(busiest, key=busiest.get)
+    # the app's CPU in iterations that moved nothing (from its cycle counter), as the
+    # emulator's idle_poll; sleeping in poll() is not CPU time and is left out
+    awake = app["loop_cycles"] - app["sleep_cycles"]
+    share = min(1.0, max(0.0, (app["idle_cycles"] - app["sleep_cycles"]) / awake)) \
+        if awake > 0 else 0.0
+    out["idle_poll"] = {"app": r(cpu.get("app", 0.0) * share)}
+    out["bottleneck"] = _bottleneck(out["cpu"], out["idle_poll"])
     return out
+
+
+def _bottleneck(cpu: dict, idle_poll: dict) -> str:
+    """The context doing the most useful work (CPU minus empty polls), as the emulator."""
+    useful = {k: cpu[k] - idle_poll.get(k, 0.0) for k in ("app", "peer", "ksoftirqd")
+              if k in cpu}
+    return max(useful, key=useful.get)
 
 
 # --- one run, repeats, sweeps ------------------------------------------------------------------
@@ -891,12 +905,11 @@ def aggregate(cfg: MeasureConfig, runs: list[dict], meta: dict) -> dict:
         "cpu": {k: _stats([r["cpu"][k] for r in runs]) for k in runs[0]["cpu"]},
         "offered_pps": _stats([r["offered_pps"] for r in runs]),
     }
-    busiest = {k: v for k, v in mean["cpu"].items() if k in ("app", "peer", "ksoftirqd")}
     return {
         "version": __version__, "seed": cfg.seed, "config": cfg.to_dict(),
         "profile_name": "real", "source": "measured",
         **mean,
-        "bottleneck": max(busiest, key=busiest.get),
+        "bottleneck": _bottleneck(mean["cpu"], mean.get("idle_poll", {})),
         "spread": spread, "repeats": len(runs), "runs": runs, "real": meta,
     }
 
@@ -947,22 +960,21 @@ SWEEP = {
     "ring": [256, 2048, 4096],
     "need_wakeup": [True, False],
     "packet_size": [64, 512, 1300],
+    "wait": ["spin", "poll"],
 }
 
 
 def sweep(base: MeasureConfig, axes: dict | None = None, progress=None) -> dict:
     """Vary one field at a time around ``base``; returns {"base", "points": [...]}."""
     axes = SWEEP if axes is None else axes
-    points, seen = [], set()
+    points, done = [], {}
     for field, values in axes.items():
         for v in values:
             cfg = dataclasses.replace(base, **{field: v})
-            if cfg in seen:
-                continue
-            seen.add(cfg)
-            res = measure(cfg)
-            points.append({"axis": field, "value": v, "result": res})
-            if progress:
-                progress(field, v, res)
+            if cfg not in done:  # the base point is measured once, listed on every axis
+                done[cfg] = measure(cfg)
+                if progress:
+                    progress(field, v, done[cfg])
+            points.append({"axis": field, "value": v, "result": done[cfg]})
     return {"base": base.to_dict(), "axes": axes, "points": points,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -10,6 +10,7 @@ the measuring process) and refreshes the socket's XDP_STATISTICS there whenever
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import mmap
@@ -74,11 +75,15 @@ N_CTL = 8
 #: Counter slots of one worker; names are the stats-table names (xskbench/stats.py).
 CTR_NAMES = ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "tx_submitted",
              "sendto_calls", "poll_calls", "rx_empty_polls", "fill_fail_polls",
-             "tx_full_polls", "tx_errors", "offered_packets") + XDP_STATS
+             "tx_full_polls", "tx_errors", "offered_packets") + XDP_STATS + (
+                 "loop_cycles", "idle_cycles", "sleep_cycles")
 C = {n: i for i, n in enumerate(CTR_NAMES)}
 C_RX, C_RXB, C_TX, C_TXB, C_SUB = 0, 1, 2, 3, 4
 C_SENDTO, C_POLLS, C_RX_EMPTY, C_FILL_FAIL, C_TX_FULL, C_TX_ERR, C_OFFERED = range(5, 12)
 C_XS = 12
+#: Cycle counter (TSC) totals of the loop: all, in iterations that moved nothing (the
+#: emulator's idle polls), and asleep in poll() (not CPU time).
+C_CYC, C_IDLE_CYC, C_SLEEP_CYC = 18, 19, 20
 N_CTR = len(CTR_NAMES)
 
 WAIT_POLL, WAIT_SPIN, WAIT_BUSY = 0, 1, 2
@@ -101,6 +106,16 @@ def syscall6(typingctx, nr, a1, a2, a3, a4, a5, a6):
         return builder.asm(fnty, asm, constraints, vals, side_effect=True)
 
     return sig, codegen
+
+
+@intrinsic
+def cycles(typingctx):
+    """``llvm.readcyclecounter``: rdtsc on x86_64, cntvct on aarch64."""
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
+        return builder.call(fn, [])
+    return types.int64(), codegen
 
 
 def _item_ptr(context, builder, aryty, ary, idx):
@@ -146,7 +161,8 @@ class Ring:
 
     def close(self):
         self.prod = self.cons = self.flags = self.desc = None
-        self.mm.close()
+        with contextlib.suppress(BufferError):  # a caller still holds a view: unmapped at GC
+            self.mm.close()
 
 
 class XskError(RuntimeError):
@@ -276,7 +292,8 @@ class XskSocket:
                 setattr(self, name, None)
         self.umem = None
         if getattr(self, "umem_mm", None) is not None:
-            self.umem_mm.close()
+            with contextlib.suppress(BufferError):
+                self.umem_mm.close()
             self.umem_mm = None
         self.sock.close()
 
@@ -302,10 +319,23 @@ def timespec(ms: float) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _ppoll(pfd, ts):
+def _ppoll(pfd, ts, ctr):
     ts[0] = ts[2]
     ts[1] = ts[3]
-    return syscall6(NR_PPOLL, pfd.ctypes.data, 1, ts.ctypes.data, 0, 8, 0)
+    t = cycles()
+    r = syscall6(NR_PPOLL, pfd.ctypes.data, 1, ts.ctypes.data, 0, 8, 0)
+    ctr[C_SLEEP_CYC] += cycles() - t
+    return r
+
+
+@njit(cache=True, inline="always")
+def _tick(ctr, t_prev, idle):
+    """Account the previous iteration's cycles; returns the new timestamp."""
+    t = cycles()
+    ctr[C_CYC] += t - t_prev
+    if idle:
+        ctr[C_IDLE_CYC] += t - t_prev
+    return t
 
 
 @njit(cache=True, inline="always")
@@ -327,7 +357,7 @@ def _wait_empty(fd, wait, need_wakeup, fq_flags, pfd, ts, ctr):
     """Nothing to receive: sleep in poll(), or kick / busy-poll as xdpsock does."""
     if wait == WAIT_POLL:
         ctr[C_POLLS] += 1
-        _ppoll(pfd, ts)
+        _ppoll(pfd, ts, ctr)
     elif wait == WAIT_BUSY:
         ctr[C_POLLS] += 1
         syscall6(NR_RECVFROM, fd, 0, 0, MSG_DONTWAIT, 0, 0)
@@ -378,7 +408,10 @@ def rx_loop(rx, fq, ctl, ctr, fd, batch, wait, need_wakeup, chunk_mask, pfd, ts,
     fmask = fsize - 1
     cons = np.int64(rx_cons[0])
     fprod = np.int64(fq_prod[0])
+    t, idle = cycles(), False
     while load_acquire(ctl, STOP) == 0:
+        t = _tick(ctr, t, idle)
+        idle = True
         _serve(ctl, ctr, fd, sbuf)
         n = (np.int64(load_acquire(rx_prod, 0)) - cons) & M32
         if n == 0:
@@ -403,6 +436,7 @@ def rx_loop(rx, fq, ctl, ctr, fd, batch, wait, need_wakeup, chunk_mask, pfd, ts,
         store_release(rx_cons, 0, cons)
         ctr[C_RX] += n
         ctr[C_RXB] += nb
+        idle = False
     _serve(ctl, ctr, fd, sbuf)
 
 
@@ -424,7 +458,9 @@ def l2fwd_loop(rx, fq, tx, cq, umem, flen, shift, ctl, ctr, fd, batch, wait, nee
     cons, fprod = np.int64(rx_cons[0]), np.int64(fq_prod[0])
     tprod, ccons = np.int64(tx_prod[0]), np.int64(cq_cons[0])
     outstanding = 0
+    t, idle = cycles(), False
     while load_acquire(ctl, STOP) == 0:
+        t = _tick(ctr, t, idle)
         _serve(ctl, ctr, fd, sbuf)
         # completed frames -> fill ring
         c = (np.int64(load_acquire(cq_prod, 0)) - ccons) & M32
@@ -449,6 +485,7 @@ def l2fwd_loop(rx, fq, tx, cq, umem, flen, shift, ctl, ctr, fd, batch, wait, nee
             if np.int64(load_acquire(tx_cons, 0)) != tprod:
                 _kick_tx(fd, tx_prod, tx_cons, ctr)
         n = (np.int64(load_acquire(rx_prod, 0)) - cons) & M32
+        idle = c == 0
         if n == 0:
             ctr[C_RX_EMPTY] += 1
             if outstanding == 0:
@@ -479,6 +516,7 @@ def l2fwd_loop(rx, fq, tx, cq, umem, flen, shift, ctl, ctr, fd, batch, wait, nee
         cons = (cons + n) & M32
         store_release(rx_cons, 0, cons)
         outstanding += n
+        idle = False
         ctr[C_RX] += n
         ctr[C_RXB] += nb
         ctr[C_SUB] += n
@@ -501,10 +539,13 @@ def tx_loop(tx, cq, flen, shift, nframes, pkt_len, ctl, ctr, fd, batch, wait, ne
         flen[i] = pkt_len
     frame = 0
     outstanding = 0
+    t, idle = cycles(), False
     while load_acquire(ctl, STOP) == 0:
+        t = _tick(ctr, t, idle)
         _serve(ctl, ctr, fd, sbuf)
         ccons, c = _complete(cq_prod, cq_cons, cq_desc, cmask, ccons, flen, shift, ctr)
         outstanding -= c
+        idle = c == 0
         n = tsize - ((tprod - np.int64(load_acquire(tx_cons, 0))) & M32)
         if n > nframes - outstanding:
             n = nframes - outstanding
@@ -515,7 +556,7 @@ def tx_loop(tx, cq, flen, shift, nframes, pkt_len, ctl, ctr, fd, batch, wait, ne
             if wait == WAIT_POLL:
                 pfd[1] = POLLOUT
                 ctr[C_POLLS] += 1
-                _ppoll(pfd, ts)
+                _ppoll(pfd, ts, ctr)
             continue
         n = batch
         for i in range(n):
@@ -528,6 +569,7 @@ def tx_loop(tx, cq, flen, shift, nframes, pkt_len, ctl, ctr, fd, batch, wait, ne
         tprod = (tprod + n) & M32
         store_release(tx_prod, 0, tprod)
         outstanding += n
+        idle = False
         ctr[C_SUB] += n
         if not need_wakeup or load_acquire(tx_flags, 0) & XDP_RING_NEED_WAKEUP:
             _kick_tx(fd, tx_prod, tx_cons, ctr)
@@ -538,14 +580,17 @@ def tx_loop(tx, cq, flen, shift, nframes, pkt_len, ctl, ctr, fd, batch, wait, ne
 def udp_rx_loop(fd, vec, vlen, hdr_bytes, ctl, ctr, wait, pfd, ts):
     """recvmmsg() receiver; bytes are counted as whole frames (payload + ``hdr_bytes``)."""
     lens = vec.view(np.uint32)
+    t, idle = cycles(), False
     while load_acquire(ctl, STOP) == 0:
+        t = _tick(ctr, t, idle)
         _serve(ctl, ctr, -1, vec)
         r = syscall6(NR_RECVMMSG, fd, vec.ctypes.data, vlen, MSG_DONTWAIT, 0, 0)
+        idle = r <= 0
         if r <= 0:
             ctr[C_RX_EMPTY] += 1
             if wait != WAIT_SPIN:
                 ctr[C_POLLS] += 1
-                _ppoll(pfd, ts)
+                _ppoll(pfd, ts, ctr)
             continue
         nb = 0
         for i in range(r):
@@ -558,14 +603,17 @@ def udp_rx_loop(fd, vec, vlen, hdr_bytes, ctl, ctr, wait, pfd, ts):
 @njit(cache=True)
 def udp_tx_loop(fd, vec, vlen, frame_len, ctl, ctr, pfd, ts, slot):
     """sendmmsg() sender on a connected socket; counts into ``slot`` (tx or offered)."""
+    t, idle = cycles(), False
     while load_acquire(ctl, STOP) == 0:
+        t = _tick(ctr, t, idle)
         _serve(ctl, ctr, -1, vec)
         r = syscall6(NR_SENDMMSG, fd, vec.ctypes.data, vlen, MSG_DONTWAIT, 0, 0)
+        idle = r <= 0
         ctr[C_SENDTO] += 1
         if r <= 0:
             ctr[C_TX_ERR] += 1
             ctr[C_POLLS] += 1
-            _ppoll(pfd, ts)
+            _ppoll(pfd, ts, ctr)
             continue
         ctr[slot] += r
         if slot == C_TX:
@@ -597,7 +645,7 @@ def tap_loop(fd, frame, rbuf, ctl, ctr, batch, write, pfd, ts):
         ctr[C_RX] += got
         if not write and got == 0:
             ctr[C_POLLS] += 1
-            _ppoll(pfd, ts)
+            _ppoll(pfd, ts, ctr)
 
 
 def compile_all() -> None:

@@ -59,9 +59,12 @@ class TestbedConfig(Section):
 
     SECTION = "testbed"
 
-    profile: str = fld("default", "cost profile: a data/costs/*.json stem",
-                       choices=cost_profiles, pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+    profile: str | None = fld(None, "cost profile (a data/costs/*.json stem); none = the "
+                              "device's reference testbed", choices=cost_profiles,
+                              pattern=r"[A-Za-z0-9][A-Za-z0-9_.-]*")
     cpu_ghz: float | None = fld(None, "CPU clock; none = the profile's frequency", unit="GHz",
                                 lo=0.5, hi=6.0)
     jitter: float = fld(0.2, "relative spread of interrupt, IPI and wakeup delays (seeded)",
                         lo=0.0, hi=1.0)
+    run_spread: float = fld(0.01, "run-to-run spread of the CPU's speed (std of one seeded "
+                            "draw per run)", lo=0.0, hi=0.2)
