@@ -222,12 +222,6 @@ def test_bounded_rate_is_met_and_cheaper(mode, kind):
     assert bounded.invariants["balanced"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine.finish counts any CX_READY < INF as a softirq restart, including the future "
-    "interrupt wake-up napi_quantum sets after napi_complete (wake(NAPI, _next_irq + "
-    "irq_delay)); with RX arrivals pending that is always the case, so after 10 idle "
-    "polls NAPI is handed to ksoftirqd for good (thread priority, 'ksoftirqd' label) "
-    "even at 1 Mpps"))
 @pytest.mark.parametrize("mode", MODES)
 def test_interrupt_driven_napi_stays_in_softirq(mode):
     res = result(mode, "rxdrop", **{"workload.rate_pps": 1e6})
@@ -240,13 +234,7 @@ def test_interrupt_driven_napi_stays_in_softirq(mode):
     ("zerocopy", "txonly", {"xsk.batch_size": 1}),
     ("zerocopy", "txonly", {"workload.rate_pps": 1e6}),
     ("zerocopy", "rxdrop", {"xsk.need_wakeup": False, "xsk.batch_size": 16}),
-    pytest.param("zerocopy", "rxdrop", {"xsk.fill_size": 32, "xsk.batch_size": 32},
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "engine.spin_until replays an app quantum whose recvfrom kick did "
-                     "napi_schedule() from idle: the replayed copies count napi_schedules "
-                     "and charge napi_schedule again (~4975 schedules for 3862 polls and 966 "
-                     "interrupts), while the real repeats would find NAPI scheduled and set "
-                     "NAPIF_STATE_MISSED instead (an extra poll the replay also loses)"))),
+    ("zerocopy", "rxdrop", {"xsk.fill_size": 32, "xsk.batch_size": 32}),
     ("zerocopy", "l2fwd", {"xsk.fill_size": 32, "xsk.batch_size": 32}),
     ("copy", "l2fwd", {"xsk.batch_size": 1}),
 ])
@@ -259,11 +247,6 @@ def test_every_napi_schedule_from_idle_is_followed_by_a_poll(mode, kind, changes
     assert t["interrupts"] <= t["napi_polls"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the window [warm-up, end) is cut asymmetrically: the part of the last quanta past the "
-    "end is now left out (H_OVER), but quanta (and idle-spin replays) straddling the end of "
-    "warm-up are booked wholly before the snapshot, so a CPU busy all the time reads "
-    "99.5-99.9 % (copy txonly's sendto quanta are the longest)"))
 @pytest.mark.parametrize(("mode", "kind"), [("zerocopy", "rxdrop"), ("copy", "txonly"),
                                            ("copy", "rxdrop")])
 def test_the_spinning_app_fills_its_cpu(mode, kind):
@@ -300,9 +283,6 @@ def test_latency_grows_with_a_full_nic_ring():
     assert fast.latency_us["p50"] > 5 * slow.latency_us["p50"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the latency histogram (H_LAT) is not part of the warm-up snapshot, so latency_us "
-    "covers the whole run while every other result covers the window after warm-up"))
 def test_latency_covers_the_window():
     res = result("zerocopy", "rxdrop", **{"workload.rate_pps": 1e6})
     assert res.latency_hist.sum() == res.counters["rx_packets"]
@@ -371,13 +351,10 @@ def test_profile_shares(mode):
     for lab in set(prof["context"]):
         assert res.profile(lab)["share"].sum() == pytest.approx(100.0, abs=0.1)
     # the profile is the op table's view of the cycles the contexts were charged (the
-    # window's busy cycles leave out the part of the last quanta past its end)
-    assert res.busy.sum() <= prof["cycles"].sum() <= 1.01 * res.busy.sum()
+    # window's busy cycles cut the quanta straddling its edges; ops count whole quanta)
+    assert prof["cycles"].sum() == pytest.approx(res.busy.sum(), rel=0.01)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ops.RING_REFRESH (xsk_ring_refresh, 60 cycles in the default profile) is never "
-    "charged: xsk_ring.py counts refreshes in R_REFRESH but no kernel charges the op"))
 def test_ring_refreshes_are_charged():
     res = result("zerocopy", "txonly")
     prof = res.profile()

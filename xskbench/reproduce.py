@@ -30,6 +30,9 @@ SPREAD_SEEDS = 10                         # runs behind an emulated run-to-run s
 def metric_value(row, run):
     """The emulated value of a published row's metric, in the row's unit. ``run(scenario,
     seed=None)`` returns a Result."""
+    if not callable(run):  # a single Result serves every scenario
+        res0 = run
+        run = lambda sc, seed=None: res0  # noqa: E731
     metric, ctx, sc = row["metric"], row["context"], row["scenario"]
     if row["kind"] == "sample":  # sample i of a published series beside the run with seed i
         return max(run(sc, seed=int(row["id"].rsplit("-s", 1)[1])).pps.values())

@@ -191,7 +191,7 @@ def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     ts = m[m[L.H_TS]:m[L.H_TS] + int(m[L.H_TS_N]) * (1 + nr)].reshape(-1, 1 + nr)
     occ = pd.DataFrame(ts[:, 1:], columns=list(RING_NAMES))
     occ.insert(0, "time_us", ts[:, 0] / (mach.hz * L.MC) * 1e6)
-    lat = m[m[L.H_LAT]:m[L.H_LAT] + L.LAT_BINS].copy()
+    lat = window(L.H_LAT, L.H_BASE_LAT, L.LAT_BINS)
     inv = balance(mach, totals, in_flight_dev)
     return Result(cfg, mach.labels, mach.label_cpu, mach.hz, window_s, busy, idle, calls, nbytes,
                   cycles, counters, totals, lat, occ, inv, profile.name, extra or {})

@@ -25,6 +25,7 @@ from .layout import (
     H_HEADROOM,
     H_LAT,
     H_NEEDWAKE,
+    H_NREFRESH,
     H_OUTSTANDING,
     H_OWN,
     H_PKTLEN,
@@ -52,6 +53,7 @@ from .layout import (
     WL_TXONLY,
 )
 from .xsk_ring import (
+    R_REFRESH,
     cons_cancel,
     cons_peek,
     cons_release,
@@ -256,11 +258,24 @@ def app_rx(m, cc, cb):
 def app_next_change(m):
     """When the application's view can next change by itself: a ring entry stamped in its
     future, or the next packet its rate allows."""
-    t = min(next_stamp(m, m[H_FQ], True), next_stamp(m, m[H_CQ], False))
-    t = min(t, min(next_stamp(m, m[H_RX], False), next_stamp(m, m[H_TX], True)))
+    t0 = now(m)
+    t = min(next_stamp(m, m[H_FQ], True, t0), next_stamp(m, m[H_CQ], False, t0))
+    t = min(t, min(next_stamp(m, m[H_RX], False, t0), next_stamp(m, m[H_TX], True, t0)))
     if m[H_GAP] > 0 and m[H_WORKLOAD] == WL_TXONLY:
         t = min(t, m[H_START_T] + m[H_SENT_SEQ] * m[H_GAP])
     return t
+
+
+@njit(cache=True)
+def charge_refreshes(m, cc, cb):
+    """Each refresh of a cached ring index reads the cache line the other side wrote: charge
+    the refreshes made since the last call (the rings count them as they happen)."""
+    n = 0
+    for slot in (H_FQ, H_CQ, H_RX, H_TX):
+        n += m[m[slot] + R_REFRESH]
+    if n > m[H_NREFRESH]:
+        charge(m, cc, cb, op.RING_REFRESH, n - m[H_NREFRESH], 0)
+        m[H_NREFRESH] = n
 
 
 @njit(cache=True)
@@ -270,12 +285,13 @@ def app_iteration(m, cc, cb):
     wl = m[H_WORKLOAD]
     if wl == WL_TXONLY:
         app_complete_tx(m, cc, cb)
-        return app_txonly(m, cc, cb)
-    if wl == WL_L2FWD:
-        k = app_complete_tx(m, cc, cb)
-        if k:
+        kick = app_txonly(m, cc, cb)
+    else:
+        if wl == WL_L2FWD and app_complete_tx(m, cc, cb):
             app_fill(m, cc, cb)
-    return app_rx(m, cc, cb)
+        kick = app_rx(m, cc, cb)
+    charge_refreshes(m, cc, cb)
+    return kick
 
 
 # --- kernel side: zero-copy driver API -------------------------------------------------------
@@ -301,6 +317,7 @@ def zc_alloc_batch(m, cc, cb, n):
         own(m, m[scr + i], OWN_DEV)
     charge(m, cc, cb, op.XSK_BUFF_ALLOC_BATCH, k, 0)
     m[H_PROGRESS] += k
+    charge_refreshes(m, cc, cb)
     return k
 
 
@@ -358,6 +375,7 @@ def xdp_flush(m, cc, cb):
     charge(m, cc, cb, op.XDP_DO_FLUSH, 1, 0)
     prod_submit(m, m[H_RX], now(m))
     cons_release(m, m[H_FQ], now(m))
+    charge_refreshes(m, cc, cb)
 
 
 @njit(cache=True)
@@ -384,6 +402,7 @@ def zc_tx_peek_batch(m, cc, cb, n):
         own(m, addr, OWN_DEV)
     cons_release(m, tx, now(m))
     m[H_PROGRESS] += k
+    charge_refreshes(m, cc, cb)
     return k
 
 

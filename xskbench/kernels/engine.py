@@ -29,16 +29,21 @@ from .layout import (
     H_BASE_BUSY,
     H_BASE_CNT,
     H_BASE_IDLE,
+    H_BASE_LAT,
     H_BASE_OPB,
     H_BASE_OPS,
     H_BUSY,
     H_CLK,
     H_CNT,
+    H_CPULAB,
+    H_CPULAST,
     H_CTX,
     H_END,
     H_IDLE,
     H_JITTER_PPM,
+    H_LAT,
     H_NCNT,
+    H_NCPU,
     H_NCTX,
     H_NLABEL,
     H_NOPS,
@@ -67,6 +72,7 @@ from .layout import (
     H_TS_RINGS,
     H_WARM,
     INF,
+    LAT_BINS,
     PRIO_SOFTIRQ,
     PRIO_THREAD,
     QLOG_LEN,
@@ -135,6 +141,8 @@ def finish(m, c):
     cpu = cx(m, c, CX_CPU)
     end = m[H_NOW] + m[H_QACC]
     m[m[H_CLK] + cpu] = end
+    m[m[H_CPULAB] + cpu] = m[H_QLABEL]
+    m[m[H_CPULAST] + cpu] = m[H_QACC]
     if end > m[H_END]:  # the part of the last quantum past the end is outside the window
         m[m[H_OVER] + m[H_QLABEL]] += min(end - m[H_END], m[H_QACC])
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
@@ -142,7 +150,7 @@ def finish(m, c):
             m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
     if cx(m, c, CX_KLABEL) < 0:
         return
-    if cx(m, c, CX_READY) < INF:
+    if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
         n = cx(m, c, CX_RESTARTS) + 1
         cx_set(m, c, CX_RESTARTS, n)
         if n > m[H_SOFT_LIMIT] and cx(m, c, CX_KSOFT) == 0:
@@ -194,9 +202,12 @@ def count(m, stat, n):
 
 @njit(cache=True)
 def wake(m, c, t):
-    """Make ``c`` runnable at ``t`` (or keep an earlier wake-up)."""
+    """Make ``c`` runnable at ``t`` (or keep an earlier wake-up). Waking another context
+    counts as progress: a quantum that did so is not an idle poll to be replayed."""
     if cx(m, c, CX_READY) > t:
         cx_set(m, c, CX_READY, t)
+        if c != m[H_QCTX]:
+            m[H_PROGRESS] += 1
 
 
 @njit(cache=True)
@@ -204,7 +215,9 @@ def napi_schedule(m, c, t):
     """napi_schedule: from idle, schedule the poll; if already scheduled, mark it missed
     (NAPIF_STATE_MISSED) so it polls once more. Returns True when it scheduled from idle."""
     if cx(m, c, CX_SCHED):
-        cx_set(m, c, CX_MISSED, 1)
+        if not cx(m, c, CX_MISSED):
+            cx_set(m, c, CX_MISSED, 1)
+            m[H_PROGRESS] += 1
         return False
     cx_set(m, c, CX_SCHED, 1)
     wake(m, c, t)
@@ -235,6 +248,12 @@ def snapshot(m):
         m[m[H_BASE_IDLE] + i] = m[m[H_IDLE] + i]
     for i in range(m[H_NCNT]):
         m[m[H_BASE_CNT] + i] = m[m[H_CNT] + i]
+    for i in range(LAT_BINS):
+        m[m[H_BASE_LAT] + i] = m[m[H_LAT] + i]
+    for cpu in range(m[H_NCPU]):  # the part of a CPU's last quantum after warm-up is in
+        past = m[m[H_CLK] + cpu] - m[H_WARM]
+        if past > 0:
+            m[m[H_BASE_BUSY] + m[m[H_CPULAB] + cpu]] -= min(past, m[m[H_CPULAST] + cpu])
 
 
 
@@ -308,3 +327,4 @@ def delay(m, d):
     if j == 0 or d == 0:
         return d
     return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000
+

@@ -173,14 +173,23 @@ def needs_wakeup(m, o):
 
 
 @njit(cache=True)
-def next_stamp(m, o, producer):
-    """For one side (the producer's or the consumer's), when a move the other side already
-    made becomes visible: the stamp of the first entry published (or slot released) that
-    this side has not seen yet; 2**62 if there is none."""
+def next_stamp(m, o, producer, now):
+    """For one side (the producer's or the consumer's): when the next move the other side
+    already made becomes visible after ``now`` — the first stamp later than ``now`` among the
+    entries published (or slots released) that this side has not seen; 2**62 if none.
+    Stamps grow along the ring, so a binary search finds it."""
     if producer:
-        if m[o + R_CONS] == m[o + R_PCCONS]:
-            return 2**62
-        return m[_slot(m, o, m[o + R_PCCONS], 3)]
-    if m[o + R_PROD] == m[o + R_CCPROD]:
+        lo, hi, field = m[o + R_PCCONS], m[o + R_CONS], 3
+    else:
+        lo, hi, field = m[o + R_CCPROD], m[o + R_PROD], 2
+    n = (hi - lo) & M32
+    a, b = 0, n  # first k in [0, n) whose stamp is > now
+    while a < b:
+        mid = (a + b) // 2
+        if m[_slot(m, o, (lo + mid) & M32, field)] > now:
+            b = mid
+        else:
+            a = mid + 1
+    if a == n:
         return 2**62
-    return m[_slot(m, o, m[o + R_CCPROD], 2)]
+    return m[_slot(m, o, (lo + a) & M32, field)]
