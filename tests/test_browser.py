@@ -37,6 +37,16 @@ SETTINGS = {
 JS_BARS = """() => Array.from(document.querySelectorAll('.xsk-fig-cpu .barlayer path'))
                      .map(p => p.getAttribute('d')).join('|')"""
 JS_TITLE = "n => document.querySelector(`.xsk-fig-${n} .gtitle`)?.textContent || ''"
+JS_RUN_ALL = """async () => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+    await panel.revealed;
+    await window.jupyterapp.commands.execute('notebook:run-all-cells');
+}"""
+JS_CELLS_STARTED = r"""() => Array.from(
+    document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt'))
+    .some(e => /\[(\*|\d+)\]/.test(e.textContent))"""
 JS_CELLS_DONE = """() => {
     const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt'));
     return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent));
@@ -71,6 +81,70 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(10)
 
 
+def _drive(page, port: int, shot: Path) -> None:
+    """Open the notebook, run it, use the Explorer; raise on anything wrong."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={TOKEN}", timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session"
+        "?.kernel?.status === 'idle'", timeout=90_000)
+    for attempt in range(3):  # a run-all sent while the page still settles can be lost
+        page.evaluate(JS_RUN_ALL)
+        try:
+            page.wait_for_function(JS_CELLS_STARTED, timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            print(f"run-all attempt {attempt + 1}: no cell started")
+    bottleneck = page.wait_for_selector(".xsk-bottleneck b", timeout=120_000)
+    page.wait_for_selector(".xsk-fig-cpu .barlayer path", timeout=60_000)
+    page.wait_for_function(JS_CELLS_DONE, timeout=120_000)
+    text0, bars0 = bottleneck.text_content(), page.evaluate(JS_BARS)
+    assert "bottleneck:" in text0 and bars0
+
+    # a dropdown: mode zerocopy -> copy
+    page.select_option(".xsk-field-mode select", "copy")
+    page.wait_for_function(
+        "t => document.querySelector('.xsk-bottleneck b')?.textContent !== t",
+        arg=text0, timeout=60_000)
+    page.wait_for_function(f"() => /copy/.test(({JS_TITLE})('cpu'))", timeout=30_000)
+    text1, bars1 = bottleneck.text_content(), page.evaluate(JS_BARS)
+    assert bars1 != bars0, "the CPU bars were not redrawn"
+    # every figure follows: the three views of the run at once, the sweep on request
+    for name in ("profile", "occupancy"):
+        page.wait_for_function(f"() => /copy/.test(({JS_TITLE})('{name}'))", timeout=30_000)
+    page.click(".xsk-fig-sweep button:has-text('Sweep')")
+    page.wait_for_function(f"() => /copy/.test(({JS_TITLE})('sweep'))", timeout=60_000)
+
+    # a slider, from the keyboard: xsk.batch_size 64 -> 65
+    page.locator(".xsk-field-xsk-batch_size .noUi-handle").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "([t, b]) => document.querySelector('.xsk-bottleneck b')?.textContent !== t"
+        f" || ({JS_BARS})() !== b", arg=[text1, bars1], timeout=60_000)
+    assert page.text_content(".xsk-field-xsk-batch_size .widget-readout").strip() == "65"
+
+    # no error anywhere: no error output, no message in the Explorer, no JS error
+    page.wait_for_function(JS_CELLS_DONE, timeout=60_000)
+    message = page.text_content(".xsk-message") or ""
+    assert message.strip() == "", message
+    stderr = page.locator(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    for i in range(stderr.count()):
+        text = stderr.nth(i).text_content()
+        assert "Error" not in text and "Traceback" not in text, text
+    # anywidget gives a model 2 s to get ready and reports the ones that took longer (the
+    # bundle loader, on a busy machine): harmless, as every figure was seen to update.
+    late = [e for e in errors if "[anywidget] Failed to initialize model" in e]
+    if late:
+        print(f"ignored {len(late)} anywidget 2-second timeout(s)")
+    assert not [e for e in errors if e not in late], errors
+    page.evaluate("() => document.querySelector('.xsk-explorer').scrollIntoView()")
+    page.screenshot(path=str(shot))
+
+
 @pytest.mark.browser
 def test_explorer_in_jupyterlab(tmp_path):
     assert Path(CHROMIUM).exists() or shutil.which("chromium"), \
@@ -103,73 +177,19 @@ def test_explorer_in_jupyterlab(tmp_path):
     shot = tmp_path / "explorer.png"
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists()
-                                        else shutil.which("chromium"),
-                                        headless=True, args=ARGS)
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+                headless=True, args=ARGS)
             _wait_port(port, proc, 60)
             page = browser.new_page(viewport={"width": 1500, "height": 1800})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack}"))
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={TOKEN}",
-                      timeout=60_000)
-            page.wait_for_function(
-                "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session"
-                "?.kernel?.status === 'idle'", timeout=90_000)
-            page.evaluate("() => window.jupyterapp.commands.execute("
-                          "'notebook:run-all-cells')")
-            bottleneck = page.wait_for_selector(".xsk-bottleneck b", timeout=120_000)
-            page.wait_for_selector(".xsk-fig-cpu .barlayer path", timeout=60_000)
-            page.wait_for_function(JS_CELLS_DONE, timeout=120_000)
-            text0, bars0 = bottleneck.text_content(), page.evaluate(JS_BARS)
-            assert "bottleneck:" in text0 and bars0
-
-            # a dropdown: mode zerocopy -> copy
-            page.select_option(".xsk-field-mode select", "copy")
-            page.wait_for_function(
-                "t => document.querySelector('.xsk-bottleneck b')?.textContent !== t",
-                arg=text0, timeout=60_000)
-            page.wait_for_function(
-                "() => /copy/.test(document.querySelector('.xsk-fig-cpu .gtitle')"
-                "?.textContent)", timeout=30_000)
-            text1, bars1 = bottleneck.text_content(), page.evaluate(JS_BARS)
-            assert bars1 != bars0, "the CPU bars were not redrawn"
-            # every figure follows: the three views of the run now, the sweep on request
-            for name in ("profile", "occupancy"):
-                page.wait_for_function(f"() => /copy/.test(({JS_TITLE})('{name}'))",
-                                       timeout=30_000)
-            page.click(".xsk-fig-sweep button:has-text('Sweep')")
-            page.wait_for_function(f"() => /copy/.test(({JS_TITLE})('sweep'))",
-                                   timeout=60_000)
-
-            # a slider, from the keyboard: xsk.batch_size 64 -> 65
-            handle = page.locator(".xsk-field-xsk-batch_size .noUi-handle")
-            handle.focus()
-            page.keyboard.press("ArrowRight")
-            page.wait_for_function(
-                "([t, b]) => document.querySelector('.xsk-bottleneck b')?.textContent !== t"
-                f" || ({JS_BARS})() !== b", arg=[text1, bars1], timeout=60_000)
-            readout = page.text_content(".xsk-field-xsk-batch_size .widget-readout")
-            assert readout.strip() == "65"
-
-            # no error anywhere: no error output, no message in the Explorer, no JS error
-            page.wait_for_function(JS_CELLS_DONE, timeout=60_000)
-            message = page.text_content(".xsk-message") or ""
-            assert message.strip() == "", message
-            stderr = page.locator(
-                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-            for i in range(stderr.count()):
-                text = stderr.nth(i).text_content()
-                assert "Error" not in text and "Traceback" not in text, text
-            # anywidget gives a model 2 s to get ready and reports the ones that took longer
-            # (the bundle loader, on a busy machine); harmless here, since every figure was
-            # seen to update above.
-            late = [e for e in errors if "[anywidget] Failed to initialize model" in e]
-            if late:
-                print(f"ignored {len(late)} anywidget 2-second timeout(s)")
-            assert not [e for e in errors if e not in late], errors
-            page.evaluate("() => document.querySelector('.xsk-explorer').scrollIntoView()")
-            page.screenshot(path=str(shot))
-            browser.close()
+            try:
+                _drive(page, port, shot)
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failure.png"))  # for the post-mortem
+                print(f"failure screenshot: {tmp_path / 'failure.png'}; log: {log.name}")
+                raise
+            finally:
+                browser.close()
     finally:
         _stop(proc)
         log.close()

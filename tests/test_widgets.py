@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+from pathlib import Path
 
 import ipywidgets as W
 import numpy as np
@@ -210,6 +211,8 @@ def test_sync_figure_keeps_the_widget():
     assert list(fw.data[0].y) == [2, 3] and fw.layout.title.text == "two"
     sync_figure(fw, ([dict(type="scatter", x=[0], y=[5])], {"title": {"text": "three"}}))
     assert [t.type for t in fw.data] == ["scatter"] and fw.layout.title.text == "three"
+    sync_figure(fw, go.Figure([go.Scatter(x=np.arange(3.0), y=np.array([1, 2, 3]))]))
+    assert list(fw.data[0].y) == [1, 2, 3] and list(fw.data[0].x) == [0.0, 1.0, 2.0]
 
 
 def test_plotting_functions(ex):
@@ -235,3 +238,15 @@ def test_plotting_functions(ex):
     assert res.bottleneck in plotting.bottleneck_line(res)
     frame = plotting.figure_frame(cpu)
     assert len(frame) == 2 * len(res.labels)
+
+
+def test_index_links_every_notebook():
+    """notebooks/index.ipynb (where `make lab` opens) links every notebook."""
+    import nbformat
+
+    nb_dir = Path(__file__).resolve().parent.parent / "notebooks"
+    index = nbformat.read(nb_dir / "index.ipynb", as_version=4)
+    text = "\n".join(c.source for c in index.cells if c.cell_type == "markdown")
+    missing = [p.name for p in sorted(nb_dir.glob("*.ipynb"))
+               if p.name != "index.ipynb" and f"]({p.name})" not in text]
+    assert not missing, f"add a row for {missing} to notebooks/index.ipynb"

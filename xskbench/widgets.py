@@ -268,9 +268,15 @@ def run_sweep(cfg: Any, key: str, points: Sequence[Any]) -> list[Any]:
 # --- figure widgets -----------------------------------------------------------------------
 def _spec(fig: Any) -> tuple[list[dict], dict]:
     """A figure's traces (without uid) and layout (without template) as plain dicts."""
-    d = fig.to_dict()
-    data = [{k: v for k, v in tr.items() if k != "uid"} for tr in d.get("data", ())]
-    layout = {k: v for k, v in d.get("layout", {}).items() if k != "template"}
+    # per object, not fig.to_dict(): that turns numpy arrays into base64 ("bdata") dicts
+    data = []
+    for tr in fig.data:
+        props = tr.to_plotly_json()
+        props.pop("uid", None)
+        props.setdefault("type", tr.type)
+        data.append(props)
+    layout = fig.layout.to_plotly_json()
+    layout.pop("template", None)
     return data, layout
 
 

@@ -53,10 +53,12 @@ from .layout import (
     WL_TXONLY,
 )
 from .xsk_ring import (
+    R_PROD,
     R_REFRESH,
     cons_cancel,
     cons_peek,
     cons_release,
+    geometry,
     needs_wakeup,
     next_stamp,
     prod_cancel,
@@ -110,9 +112,22 @@ def pool_push(m, addr):
 @njit(cache=True)
 def latency_sample(m, t0):
     """Record now - t0 (cycles) in a histogram with 4 bins per octave."""
-    cyc = (now(m) - t0) // 1000
-    b = 0 if cyc < 1 else min(LAT_BINS - 1, int(4.0 * math.log2(cyc)) + 1)
+    latency_add(m, now(m) - t0)
+
+
+@njit(cache=True, inline="always")
+def latency_add(m, dt):
+    cyc = dt // 1000
+    if cyc < 1:
+        b = 0
+    else:  # bin = floor(4·log2(cyc)) + 1 from the float's exponent: no log per packet
+        frac, e = math.frexp(cyc)  # cyc = frac·2^e, frac in [0.5, 1)
+        x = 2.0 * frac
+        b = min(LAT_BINS - 1, 4 * (e - 1) + (x >= Q1) + (x >= Q2) + (x >= Q3) + 1)
     m[m[H_LAT] + b] += 1
+
+
+Q1, Q2, Q3 = 2 ** 0.25, 2 ** 0.5, 2 ** 0.75  # quarter-octave thresholds
 
 
 # --- application side (xdpsock / libxdp) -------------------------------------------------
@@ -146,10 +161,15 @@ def app_complete_tx(m, cc, cb):
     cq = m[H_CQ]
     k, idx = cons_peek(m, cq, m[H_BATCH], now(m))
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
+    ab, _, mask = geometry(m, cq)
+    fr, fts, owner, stk, n0, t = m[H_FRAME], m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], now(m)
     for i in range(k):
-        addr = ring_addr(m, cq, idx + i)
-        latency_sample(m, m[m[H_FTS] + addr // m[H_FRAME]])  # descriptor written → reaped
-        app_push(m, addr)
+        addr = m[ab + ((idx + i) & mask)]
+        f = addr // fr
+        latency_add(m, t - m[fts + f])  # descriptor written → completion reaped
+        m[stk + n0 + i] = addr
+        m[owner + f] = OWN_APP
+    m[H_APPSTK_N] = n0 + k
     if k:
         cons_release(m, cq, now(m))
         m[H_OUTSTANDING] -= k
@@ -182,15 +202,20 @@ def app_txonly(m, cc, cb):
             k, idx = prod_reserve(m, tx, n, now(m))
             charge(m, cc, cb, op.RING_RESERVE, 1, 0)
             charge(m, cc, cb, op.APP_PKT, k, 0)
-            plen = m[H_PKTLEN]
-            t = now(m)
+            plen, hr, fr, t = m[H_PKTLEN], m[H_HEADROOM], m[H_FRAME], now(m)
+            owner, fts, flen, stk = m[H_OWN], m[H_FTS], m[H_FLEN], m[H_APPSTK]
+            ab, lb, mask = geometry(m, tx)
+            n0 = m[H_APPSTK_N]
             for i in range(k):
-                addr = app_pop(m)
-                f = addr // m[H_FRAME]
-                ring_write(m, tx, idx + i, addr + m[H_HEADROOM], plen)
-                m[m[H_OWN] + f] = OWN_TX
-                m[m[H_FTS] + f] = t
-                m[m[H_FLEN] + f] = plen
+                addr = m[stk + n0 - 1 - i]  # pop the application's free frames
+                f = addr // fr
+                j = (idx + i) & mask
+                m[ab + j] = addr + hr
+                m[lb + j] = plen
+                m[owner + f] = OWN_TX
+                m[fts + f] = t
+                m[flen + f] = plen
+            m[H_APPSTK_N] = n0 - k
             prod_submit(m, tx, now(m))
             m[H_OUTSTANDING] += k
             m[H_SENT_SEQ] += k
@@ -393,13 +418,18 @@ def zc_tx_peek_batch(m, cc, cb, n):
         return 0
     charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
     ck, cidx = prod_reserve(m, cq, k, now(m))
-    scr = m[H_SCR]
+    scr, hr, fr, owner = m[H_SCR], m[H_HEADROOM], m[H_FRAME], m[H_OWN]
+    tab, tlb, tmask = geometry(m, tx)
+    cab, clb, cmask = geometry(m, cq)
     for i in range(k):
-        addr = ring_addr(m, tx, idx + i)
+        j = (idx + i) & tmask
+        addr = m[tab + j]
         m[scr + 2 * i] = addr
-        m[scr + 2 * i + 1] = ring_len(m, tx, idx + i)
-        ring_write(m, cq, cidx + i, addr - m[H_HEADROOM], 0)
-        own(m, addr, OWN_DEV)
+        m[scr + 2 * i + 1] = m[tlb + j]
+        c = (cidx + i) & cmask
+        m[cab + c] = addr - hr
+        m[clb + c] = 0
+        m[owner + addr // fr] = OWN_DEV
     cons_release(m, tx, now(m))
     m[H_PROGRESS] += k
     charge_refreshes(m, cc, cb)
@@ -412,13 +442,14 @@ def tx_completed(m, cc, cb, k, call_op):
     them as transmitted."""
     cq = m[H_CQ]
     charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else k, 0)
-    i = m[cq + 2]  # R_PROD: the oldest reserved, unpublished completion
+    i = m[cq + R_PROD]  # the oldest reserved, unpublished completion
+    ab, _, mask = geometry(m, cq)
+    fr, flen, owner = m[H_FRAME], m[H_FLEN], m[H_OWN]
     nbytes = 0
     for j in range(k):
-        addr = ring_addr(m, cq, i + j)
-        f = addr // m[H_FRAME]
-        nbytes += m[m[H_FLEN] + f]
-        m[m[H_OWN] + f] = OWN_CQ
+        f = m[ab + ((i + j) & mask)] // fr
+        nbytes += m[flen + f]
+        m[owner + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
     m[H_PROGRESS] += k
     count(m, st.TX_PACKETS, k)

@@ -61,7 +61,7 @@ def dev_words(cap):
 def _post_tx(m, addr, t):
     """Hand one frame to the wire; it is done when the wire has sent it."""
     cap = m[D_CAP]
-    slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] % cap)
+    slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] & (cap - 1))
     done = max(t, m[D_WIRE_FREE]) + m[D_LINE_GAP]
     m[D_WIRE_FREE] = done
     m[slot] = addr
@@ -71,7 +71,7 @@ def _post_tx(m, addr, t):
 
 @njit(cache=True, inline="always")
 def _rx_slot(m, i):
-    return m[D_RXQ] + 3 * (i % m[D_CAP])
+    return m[D_RXQ] + 3 * (i & (m[D_CAP] - 1))
 
 
 @njit(cache=True)
@@ -96,7 +96,7 @@ def _next_irq(m):
     """When the NIC next has something to signal: a TX completion or a received packet."""
     t = INF
     if m[D_TX_TAIL] < m[D_TX_HEAD]:
-        t = m[m[D_TXQ] + 2 * (m[D_TX_TAIL] % m[D_CAP]) + 1]
+        t = m[m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1]
     if m[D_RX_DONE] < m[D_RX_FILL]:
         t = min(t, now(m))
     elif m[D_RX_FILL] < m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
@@ -117,7 +117,7 @@ def poll(m, cc, cb, budget):
     t = now(m)
     done = 0
     while m[D_TX_TAIL] < m[D_TX_HEAD] and done < budget:
-        if m[m[D_TXQ] + 2 * (m[D_TX_TAIL] % cap) + 1] > t:
+        if m[m[D_TXQ] + 2 * (m[D_TX_TAIL] & (cap - 1)) + 1] > t:
             break
         m[D_TX_TAIL] += 1
         done += 1
@@ -134,8 +134,9 @@ def poll(m, cc, cb, budget):
         sent = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
         scr = m[H_SCR]
         charge(m, cc, cb, op.NULL_XMIT_DESC, sent, 0)
+        t = now(m)
         for i in range(sent):
-            _post_tx(m, m[scr + 2 * i], now(m))
+            _post_tx(m, m[scr + 2 * i], t)
     got = 0
     if m[H_WORKLOAD] != WL_TXONLY:
         _rx_arrivals(m, now(m))

@@ -40,6 +40,23 @@ def _slot(m, o, idx, field):
     return o + R_HDR + field * m[o + R_SIZE] + (idx & m[o + R_MASK])
 
 
+@njit(cache=True, inline="always")
+def _stamp(m, o, i, end, field, now):
+    """Stamp the entries [i, end) with ``now`` (geometry read once: the hot loop)."""
+    size, mask = m[o + R_SIZE], m[o + R_MASK]
+    base = o + R_HDR + field * size
+    n = (end - i) & M32
+    for k in range(n):
+        m[base + ((i + k) & mask)] = now
+
+
+@njit(cache=True, inline="always")
+def geometry(m, o):
+    """(address-field base, length-field base, mask) of a ring, for loops over entries."""
+    size = m[o + R_SIZE]
+    return o + R_HDR, o + R_HDR + size, m[o + R_MASK]
+
+
 @njit(cache=True)
 def ring_addr(m, o, idx):
     return m[_slot(m, o, idx, 0)]
@@ -90,11 +107,8 @@ def prod_reserve(m, o, n, now):
 @njit(cache=True)
 def prod_submit(m, o, now):
     """__xskq_prod_submit: publish everything reserved so far, stamped ``now``."""
-    i = m[o + R_PROD]
     end = m[o + R_PCPROD]
-    while i != end:
-        m[_slot(m, o, i, 2)] = now
-        i = (i + 1) & M32
+    _stamp(m, o, m[o + R_PROD], end, 2, now)
     m[o + R_PROD] = end
 
 
@@ -103,9 +117,7 @@ def prod_submit_n(m, o, n, now):
     """xskq_prod_submit_n: publish the next ``n`` reserved entries (in-order completion)."""
     i = m[o + R_PROD]
     end = (i + n) & M32
-    while i != end:
-        m[_slot(m, o, i, 2)] = now
-        i = (i + 1) & M32
+    _stamp(m, o, i, end, 2, now)
     m[o + R_PROD] = end
 
 
@@ -139,11 +151,8 @@ def cons_peek(m, o, n, now):
 @njit(cache=True)
 def cons_release(m, o, now):
     """__xskq_cons_release: publish the consumer word, stamping the freed slots ``now``."""
-    i = m[o + R_CONS]
     end = m[o + R_CCCONS]
-    while i != end:
-        m[_slot(m, o, i, 3)] = now
-        i = (i + 1) & M32
+    _stamp(m, o, m[o + R_CONS], end, 3, now)
     m[o + R_CONS] = end
 
 
