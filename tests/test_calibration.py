@@ -1,0 +1,69 @@
+"""Cost profiles come only from the calibration, and `reproduce` compares as documented."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xskbench import calibrate, costs, ops, reproduce
+from xskbench.paths import COSTS_DIR
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_profile_edited_by_hand_is_refused(tmp_path, monkeypatch):
+    shutil.copy(COSTS_DIR / "default.json", tmp_path / "default.json")
+    monkeypatch.setattr(costs, "COSTS_DIR", tmp_path)
+    assert costs.load("default").cpu_ghz > 0  # the copy as written by calibrate loads
+    doc = json.loads((tmp_path / "default.json").read_text())
+    doc["ops"]["memcpy"]["call"] *= 0.5
+    (tmp_path / "default.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="edited by hand"):
+        costs.load("default")
+
+
+def test_every_profile_records_its_fit():
+    for path in COSTS_DIR.glob("*.json"):
+        doc = json.loads(path.read_text())
+        assert doc["fit_rows"], path.name
+        assert all(r["within"] for r in doc["residuals"]), path.name
+        assert all(v["source"] for v in doc["ops"].values()), path.name
+
+
+def test_a_third_of_the_compared_rows_are_predictions():
+    rows = [r for r in calibrate.read_rows() if r["kind"] in reproduce.JUDGED]
+    assert sum(r["kind"] == "predict" for r in rows) >= len(rows) / 3
+
+
+def test_residuals_flag_a_row_outside_its_tolerance():
+    row = next(r for r in calibrate.read_rows() if r["id"] == "xdp-afxdp-rxdrop")
+    priors = costs.read_priors()
+    prof = costs.load("default")
+    call = np.array([prof.call[o] for o in ops.NAMES])
+    byte = np.array([prof.byte[o] for o in ops.NAMES])
+    ok = calibrate.residuals([row], call, byte, priors)[0]
+    assert ok["within"]
+    tight = calibrate.residuals([{**row, "tolerance": "1e-9"}], call, byte, priors)[0]
+    assert not tight["within"]
+
+
+def test_reproduce_json_rows_have_the_documented_keys():
+    rows = [r for r in calibrate.read_rows() if r["scenario"] == "null-rxdrop-zc-1core"]
+    df = reproduce.reproduce(rows)
+    out = json.loads(reproduce.to_json(df))
+    assert {"seed", "scenario", "metric", "published", "emulated", "unit", "tolerance",
+            "within", "kind"} <= set(out[0])
+    assert out[0]["kind"] == "fitted" and out[0]["within"]
+
+
+def test_binder_uses_the_binder_environment():
+    """repo2docker (no Docker needed for --no-build) picks binder/environment.yml."""
+    r2d = Path(sys.executable).parent / "repo2docker"
+    out = subprocess.run([str(r2d), "--no-build", "--debug", str(ROOT)], capture_output=True,
+                         text=True, timeout=120)
+    text = out.stdout + out.stderr
+    assert '--file "binder/environment.yml"' in text
+    assert "./binder/postBuild" in text
