@@ -347,10 +347,9 @@ def zc_alloc_batch(m, cc, cb, n):
 
 
 @njit(cache=True)
-def xsk_rcv_zc(m, cc, cb, addr, length, t0):
-    """XDP_REDIRECT into the socket, zero copy: reserve an RX descriptor for the buffer.
-    A full RX ring drops the packet (rx_ring_full) and frees the buffer to the pool."""
-    charge(m, cc, cb, op.XSK_RCV_ZC, 1, 0)
+def _rx_desc(m, addr, length, t0):
+    """xskq_prod_reserve_desc: put the filled buffer on RX; a full RX ring drops the packet
+    (rx_ring_full) and the buffer goes back to the pool."""
     rx = m[H_RX]
     k, idx = prod_reserve(m, rx, 1, now(m))
     if k == 0:
@@ -362,6 +361,14 @@ def xsk_rcv_zc(m, cc, cb, addr, length, t0):
     m[m[H_FTS] + addr // m[H_FRAME]] = t0
     m[H_PROGRESS] += 1
     return True
+
+
+@njit(cache=True)
+def xsk_rcv_zc(m, cc, cb, addr, length, t0):
+    """XDP_REDIRECT into the socket, zero copy: reserve an RX descriptor for the buffer.
+    A full RX ring drops the packet (rx_ring_full) and frees the buffer to the pool."""
+    charge(m, cc, cb, op.XSK_RCV_ZC, 1, 0)
+    return _rx_desc(m, addr, length, t0)
 
 
 @njit(cache=True)
@@ -381,17 +388,7 @@ def xsk_rcv_copy(m, cc, cb, length, t0):
             return False
         addr = ring_addr(m, fq, idx)
     charge(m, cc, cb, op.XSK_RCV_COPY, 1, length)
-    rx = m[H_RX]
-    k, idx = prod_reserve(m, rx, 1, now(m))
-    if k == 0:
-        count(m, st.RX_RING_FULL, 1)
-        pool_push(m, addr)
-        return False
-    ring_write(m, rx, idx, addr + m[H_HEADROOM], length)
-    own(m, addr, OWN_RX)
-    m[m[H_FTS] + addr // m[H_FRAME]] = t0
-    m[H_PROGRESS] += 1
-    return True
+    return _rx_desc(m, addr, length, t0)
 
 
 @njit(cache=True)
