@@ -13,8 +13,10 @@ arena; ``snapshot`` at the end of warm-up lets results cover the steady window o
 import numpy as np
 from numba import njit
 
-from ..stats import KSOFTIRQD_HANDOFFS
+from .. import ops
+from ..stats import INTERRUPTS, KSOFTIRQD_HANDOFFS
 from .layout import (
+    CX_A,
     CX_CPU,
     CX_KLABEL,
     CX_KSOFT,
@@ -328,3 +330,14 @@ def delay(m, d):
         return d
     return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000
 
+
+
+@njit(cache=True)
+def napi_enter(m, cc, cb, c):
+    """The start of a NAPI poll: the hard interrupt that raised it, if one did (its context
+    flag ``CX_A``), and NAPI_STATE_SCHED held while it runs."""
+    if cx(m, c, CX_A):
+        cx_set(m, c, CX_A, 0)
+        charge(m, cc, cb, ops.IRQ_ENTRY, 1, 0)
+        count(m, INTERRUPTS, 1)
+    cx_set(m, c, CX_SCHED, 1)

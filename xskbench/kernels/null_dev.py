@@ -20,6 +20,7 @@ from .engine import (
     finish,
     horizon,
     napi_complete,
+    napi_enter,
     napi_schedule,
     next_context,
     now,
@@ -186,11 +187,7 @@ def _refill(m, cc, cb):
 
 @njit(cache=True)
 def napi_quantum(m, cc, cb):
-    if cx(m, NAPI, CX_A):  # woken by the NIC's interrupt
-        cx_set(m, NAPI, CX_A, 0)
-        charge(m, cc, cb, op.IRQ_ENTRY, 1, 0)
-        count(m, st.INTERRUPTS, 1)
-    cx_set(m, NAPI, CX_SCHED, 1)
+    napi_enter(m, cc, cb, NAPI)
     if poll(m, cc, cb, m[D_BUDGET]):
         wake(m, NAPI, now(m))
         afxdp.set_tx_need_wakeup(m, cc, cb, False)

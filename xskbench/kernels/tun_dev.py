@@ -38,6 +38,7 @@ from .engine import (
     finish,
     horizon,
     napi_complete,
+    napi_enter,
     napi_schedule,
     next_context,
     now,
@@ -324,11 +325,7 @@ def vhost_quantum(m, cc, cb):
 # --- the guest's rx NAPI ----------------------------------------------------------------------
 @njit(cache=True)
 def guest_quantum(m, cc, cb):
-    if cx(m, GUEST, CX_A):
-        cx_set(m, GUEST, CX_A, 0)
-        charge(m, cc, cb, op.IRQ_ENTRY, 1, 0)
-        count(m, st.INTERRUPTS, 1)
-    cx_set(m, GUEST, CX_SCHED, 1)
+    napi_enter(m, cc, cb, GUEST)
     charge(m, cc, cb, op.NAPI_POLL, 1, 0)
     count(m, st.NAPI_POLLS, 1)
     got = min(m[D_G_USED] - m[D_G_CONS], m[D_GBUDGET])

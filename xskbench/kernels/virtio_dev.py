@@ -24,6 +24,7 @@ from .engine import (
     cx_set,
     finish,
     napi_complete,
+    napi_enter,
     napi_schedule,
     next_context,
     now,
@@ -33,7 +34,6 @@ from .engine import (
 from .layout import (
     CX_A,
     CX_CPU,
-    CX_SCHED,
     DEV_BASE,
     H_CLK,
     H_PKTLEN,
@@ -355,11 +355,7 @@ def rx_poll(m, cc, cb, budget):
 
 @njit(cache=True)
 def rx_napi_quantum(m, cc, cb):
-    if cx(m, RXN, CX_A):
-        cx_set(m, RXN, CX_A, 0)
-        charge(m, cc, cb, op.IRQ_ENTRY, 1, 0)
-        count(m, st.INTERRUPTS, 1)
-    cx_set(m, RXN, CX_SCHED, 1)
+    napi_enter(m, cc, cb, RXN)
     q = m[D_RXQ]
     if rx_poll(m, cc, cb, m[D_BUDGET]):
         wake(m, RXN, now(m))
