@@ -67,3 +67,16 @@ def test_binder_uses_the_binder_environment():
     text = out.stdout + out.stderr
     assert '--file "binder/environment.yml"' in text
     assert "./binder/postBuild" in text
+
+
+def test_profiles_are_reproducible_from_the_repo_alone(tmp_path):
+    """Deleting data/costs/ and calibrating again writes the same profiles (same op costs,
+    same residuals), so `reproduce` gives the same verdicts."""
+    written = calibrate.calibrate(out_dir=tmp_path, verbose=False)
+    assert {p.name for p in written} == {p.name for p in COSTS_DIR.glob("*.json")}
+    for path in written:
+        new = json.loads(path.read_text())
+        old = json.loads((COSTS_DIR / path.name).read_text())
+        assert new["ops"] == old["ops"], path.name
+        assert new["inputs_hash"] == old["inputs_hash"], path.name
+        assert [r["within"] for r in new["residuals"]] == [r["within"] for r in old["residuals"]]
