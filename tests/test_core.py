@@ -375,3 +375,14 @@ def test_reports_fit_72_columns(mode, kind):
     assert res.profile()["op"].iloc[0] in lines[1]
     for line in text.splitlines() + lines:
         assert len(line) <= 72, line
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forwarder_that_drops_on_a_full_tx_ring_counts_tx_errors(mode):
+    """xdpsock l2fwd waits for TX room; testpmd frees the rest of the burst (TX-errors)."""
+    small = {"xsk.tx_size": 32, "xsk.batch_size": 32}
+    retry = result(mode, "l2fwd", **small)
+    drop = result(mode, "l2fwd", **small, **{"xsk.tx_full": "drop"})
+    assert retry.counters["tx_errors"] == 0
+    assert drop.counters["tx_errors"] > 0
+    assert drop.invariants["balanced"] and drop.invariants["packets"]["dropped"]["tx_errors"] > 0

@@ -76,12 +76,13 @@ def row_equation(row, res, x):
     """One published row as a linear equation ``a · costs = b`` scaled to relative error.
 
     pps / cpu: the context spends U·f/R cycles per packet (U = 100 % for a pps row, whose
-    context is the bottleneck). share: an op's cycles are s % of its context's cycles.
+    context is the bottleneck, unless the row gives its measured ``util``). share: an op's
+    cycles are s % of its context's cycles.
     """
     metric = row["metric"]
     if metric in ("pps", "pps_rx", "pps_tx", "cpu"):
         rate = float(row["rate"] or row["value"])
-        util = float(row["value"]) if metric == "cpu" else 100.0
+        util = float(row["value"]) if metric == "cpu" else float(row.get("util") or 100.0)
         target = util / 100.0 * res.hz / rate
         return _per_packet(res, row["context"]) / target, 1.0
     if metric == "share":
@@ -95,8 +96,23 @@ def row_equation(row, res, x):
     raise ValueError(f"published row {row['id']}: metric {metric!r} cannot be fitted")
 
 
+def _emulate_row(row, prof):
+    """A row's run: its scenario from scenarios.yaml, or the ``config`` dict and ``cpu_ghz``
+    the row carries itself (rows built from real measurements, see real_calibrate.py)."""
+    if "config" not in row:
+        return _emulate(row["scenario"], prof)
+    from .config import RunConfig
+    from .run import emulate
+
+    d = {k: v for k, v in row["config"].items() if k != "testbed"}
+    return emulate(RunConfig.from_dict(d), prof, float(row["cpu_ghz"]) * 1e9)
+
+
 def _emulate_all(rows, prof):
-    return {sc: _emulate(sc, prof) for sc in dict.fromkeys(r["scenario"] for r in rows)}
+    first = {}
+    for r in rows:
+        first.setdefault(r["scenario"], r)
+    return {sc: _emulate_row(r, prof) for sc, r in first.items()}
 
 
 def fit(rows=None, verbose=False):
@@ -162,20 +178,31 @@ def calibrate(out_dir=COSTS_DIR, verbose=True):
         raise ValueError("fit residuals exceed tolerance, no profile written: " + ", ".join(
             f"{r['id']} published {r['published']:g} emulated {r['emulated']:g}" for r in bad))
     fitted_ids = {r["id"] for r in fitted}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for tb, spec in testbeds().items():
-        doc = {"testbed": tb, "cpu_ghz": spec["cpu_ghz"], "about": spec.get("about", ""),
-               "ops": {o: {"call": round(float(call[i]), 4), "byte": round(float(byte[i]), 5),
-                           "source": ("fitted to " + ", ".join(sorted(fitted_ids)) +
-                                      "; prior: " + priors[o][2]) if fitted_ids
-                           else "prior: " + priors[o][2]}
-                       for i, o in enumerate(ops.NAMES)},
-               "fit_rows": sorted(fitted_ids), "residuals": res}
-        doc["inputs_hash"] = costs.inputs_hash(doc)
-        path = out_dir / f"{tb}.json"
-        path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        written.append(path)
-        if verbose:
-            print(f"wrote {path.relative_to(DATA_DIR.parent)}")
+    written = [write_profile(out_dir, tb, spec["cpu_ghz"], spec.get("about", ""), call, byte,
+                             priors, fitted_ids, res, verbose)
+               for tb, spec in testbeds().items()]
     return written
+
+
+def write_profile(out_dir, testbed, cpu_ghz, about, call, byte, priors, fitted_ids, res,
+                  verbose=True):
+    """Write ``<out_dir>/<testbed>.json``: op costs with provenance, fitted rows, residuals
+    and the inputs hash :func:`costs.load` checks. The one writer of cost profiles."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = {"testbed": testbed, "cpu_ghz": cpu_ghz, "about": about,
+           "ops": {o: {"call": round(float(call[i]), 4), "byte": round(float(byte[i]), 5),
+                       "source": ("fitted to " + ", ".join(sorted(fitted_ids)) +
+                                  "; prior: " + priors[o][2]) if fitted_ids
+                       else "prior: " + priors[o][2]}
+                   for i, o in enumerate(ops.NAMES)},
+           "fit_rows": sorted(fitted_ids), "residuals": res}
+    doc["inputs_hash"] = costs.inputs_hash(doc)
+    path = out_dir / f"{testbed}.json"
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    if verbose:
+        try:
+            shown = path.relative_to(DATA_DIR.parent)
+        except ValueError:
+            shown = path
+        print(f"wrote {shown}")
+    return path

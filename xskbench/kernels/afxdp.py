@@ -37,6 +37,7 @@ from .layout import (
     H_SENT_SEQ,
     H_START_T,
     H_TX,
+    H_TXFULL_DROP,
     H_WORKLOAD,
     H_ZC,
     LAT_BINS,
@@ -233,7 +234,7 @@ def app_rx(m, cc, cb):
     rx = m[H_RX]
     tx = m[H_TX]
     want = m[H_BATCH]
-    if m[H_WORKLOAD] == WL_L2FWD:
+    if m[H_WORKLOAD] == WL_L2FWD and not m[H_TXFULL_DROP]:  # xdpsock waits for TX room
         want = min(want, prod_nb_free(m, tx, want, now(m)))
     k, idx = cons_peek(m, rx, want, now(m))
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
@@ -263,13 +264,19 @@ def app_rx(m, cc, cb):
             addr = ring_addr(m, rx, idx + i)
             ln = ring_len(m, rx, idx + i)
             nbytes += ln
-            ring_write(m, tx, tidx + i, addr, ln)
-            own(m, addr, OWN_TX)
-            m[m[H_FLEN] + addr // m[H_FRAME]] = ln
+            if i < tk:
+                ring_write(m, tx, tidx + i, addr, ln)
+                own(m, addr, OWN_TX)
+                m[m[H_FLEN] + addr // m[H_FRAME]] = ln
+            else:  # testpmd frees what the TX ring did not take: TX-errors
+                app_push(m, addr - addr % m[H_FRAME])
         cons_release(m, rx, now(m))
         prod_submit(m, tx, now(m))
         m[H_OUTSTANDING] += tk
         count(m, st.TX_SUBMITTED, tk)
+        if tk < k:
+            count(m, st.TX_ERRORS, k - tk)
+            app_fill(m, cc, cb)
     count(m, st.RX_PACKETS, k)
     count(m, st.RX_BYTES, nbytes)
     m[H_PROGRESS] += k

@@ -33,6 +33,8 @@ class XskConfig(Section):
     busy_poll: bool = fld(False, "SO_PREFER_BUSY_POLL: the application drives NAPI")
     busy_budget: int = fld(64, "SO_BUSY_POLL_BUDGET", unit="packets", lo=1, hi=1024)
     batch_size: int = fld(64, "application batch as xdpsock -b", unit="descs", lo=1, hi=2048)
+    tx_full: str = fld("retry", "l2fwd with TX full: retry (xdpsock) or drop the rest of the "
+                       "burst (testpmd: TX-errors)", choices=("retry", "drop"))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,297 @@
+"""Bad input beyond the per-field cases of test_config.py: unknown names, wrong types at the
+JSON level, incompatible combinations, hostile config files and how the CLI reports them.
+
+Policy for fields of another device (``tun.zc_version`` on a null run) and for fields a mode
+does not use (``tun.zc_version`` in copy mode, ``virtio.desc_cache_threshold`` with the cache
+off): allowed and ignored. Every RunConfig carries every section, so a default cannot be told
+from a value given on purpose, and sweeps across devices/modes keep one config shape.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xskbench.config import RunConfig, load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _with(**changes):
+    """RunConfig with dotted changes applied in one go (cross checks see the final combo)."""
+    top = {k: v for k, v in changes.items() if "." not in k}
+    nested = {k: v for k, v in changes.items() if "." in k}
+    return RunConfig(**top).replace(**nested) if nested else RunConfig(**top)
+
+
+# --- unknown names and wrong types at the JSON level ------------------------------------------
+
+STRUCTURE = [
+    # (builder, argument, fragments the one-line message must contain)
+    ("dict", {"bogus": {}}, ["unknown key 'bogus'", "'device'", "'xsk'", "'veth'"]),
+    ("dict", {"Device": "null"}, ["unknown key 'Device'", "'device'", "'mode'"]),
+    ("dict", {"xsk": {"bogus": 1}}, ["unknown field xsk.bogus", "fill_size", "batch_size"]),
+    ("dict", {"virtio": {"queue": 256}}, ["unknown field virtio.queue", "queue_size"]),
+    ("dict", {"veth": {"batchsize": True}}, ["unknown field veth.batchsize", "batch"]),
+    ("dict", {"tun": {"zc": 2}}, ["unknown field tun.zc", "zc_version"]),
+    ("dict", {"null": {"ring": 1}}, ["unknown field null.ring", "ring_size"]),
+    ("dict", [], ["config must be a mapping, not list"]),
+    ("dict", "device: null", ["config must be a mapping, not str"]),
+    ("dict", None, ["config must be a mapping, not NoneType"]),
+    ("dict", {"xsk": [1, 2]}, ["xsk must be a mapping, not list"]),
+    ("dict", {"workload": None}, ["workload must be a mapping, not NoneType"]),
+    ("dict", {"testbed": "default"}, ["testbed must be a mapping, not str"]),
+    ("dict", {"device": 3}, ["device=3", "'null'", "'virtio-net'", "'tun'", "'veth'"]),
+    ("dict", {"device": None}, ["device=None", "'null'", "'veth'"]),
+    ("dict", {"device": "virtio"}, ["device='virtio'", "'virtio-net'"]),
+    ("dict", {"mode": ["zerocopy"]}, ["mode=['zerocopy']", "'zerocopy'", "'copy'"]),
+    ("dict", {"device": "null", "mode": "pmd"}, ["mode='pmd'", "'null'", "'zerocopy'", "'copy'"]),
+    ("dict", {"device": "tun", "mode": "udp"}, ["mode='udp'", "'tun'", "'copy'", "'zerocopy'"]),
+    ("dict", {"device": "veth", "mode": "pmd"}, ["mode='pmd'", "'veth'", "'udp'"]),
+    ("json", '{"xsk": {"tx_size": "512"}}', ["xsk.tx_size='512'", "a power of two in [32, 32768]"]),
+    ("json", '{"xsk": {"tx_size": 512.0}}', ["xsk.tx_size=512.0", "a power of two"]),
+    ("json", '{"xsk": {"need_wakeup": "yes"}}', ["xsk.need_wakeup='yes'", "a bool (true/false)"]),
+    ("json", '{"xsk": {"need_wakeup": 1}}', ["xsk.need_wakeup=1", "a bool"]),
+    ("json", '{"workload": {"rate_pps": "1e6"}}', ["workload.rate_pps='1e6'", "in [1, 1e9]"]),
+    ("json", '{"workload": {"rate_pps": 0}}', ["workload.rate_pps=0", "in [1, 1e9] or none"]),
+    ("json", '{"workload": {"rate_pps": -5e5}}', ["workload.rate_pps=-500000.0", "in [1, 1e9]"]),
+    ("json", '{"workload": {"rate_pps": NaN}}', ["workload.rate_pps=nan", "a number"]),
+    ("json", '{"workload": {"duration_s": 1e400}}', ["workload.duration_s=inf", "in [0.0001, 60]"]),
+    ("json", '{"workload": {"duration_s": 5e-5}}', ["workload.duration_s=5e-05", "[0.0001, 60]"]),
+    ("json", '{"workload": {"seed": -1}}', ["workload.seed=-1", "an int in [0, 4294967295]"]),
+    ("json", '{"xsk": {"umem_frames": 123456789012345678901234567890}}',
+     ["xsk.umem_frames=123456789012345678901234567890", "a power of two in [64, 262144]"]),
+    ("json", '{"workload": {"kind": ["txonly"]}}', ["workload.kind=['txonly']", "'rxdrop'"]),
+    ("json", '{"testbed": {"profile": 7}}', ["testbed.profile=7", "'default'"]),
+    ("json", '{"veth": {"batch": null}}', ["veth.batch=None", "a bool"]),
+    ("json", "[1, 2]", ["config must be a mapping, not list"]),
+    ("json", "NaN", ["config must be a mapping, not float"]),
+    ("json", '"xsk"', ["config must be a mapping, not str"]),
+    ("json", '{"xsk": {"tx_size": 512}', ["malformed JSON"]),
+    ("json", "", ["malformed JSON"]),
+]
+
+
+@pytest.mark.parametrize(("how", "arg", "fragments"), STRUCTURE,
+                         ids=[f"{h}:{a!r}"[:60] for h, a, _ in STRUCTURE])
+def test_structure_and_types_are_rejected(how, arg, fragments):
+    with pytest.raises(ValueError) as exc:
+        RunConfig.from_dict(arg) if how == "dict" else RunConfig.from_json(arg)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for fragment in fragments:
+        assert fragment in msg, msg
+
+
+@pytest.mark.parametrize(("assignment", "fragments"), [
+    ("bogus.x=1", ["unknown section 'bogus'", "xsk", "workload", "veth"]),
+    ("xsk.bogus=1", ["unknown field xsk.bogus", "tx_size"]),
+    ("devicee=null", ["'devicee=null'", "SECTION.FIELD=VALUE"]),
+    ("xsk.tx_size", ["xsk.tx_size=''", "a power of two in [32, 32768]"]),
+    ("workload.rate_pps=fast", ["workload.rate_pps='fast'", "or none"]),
+])
+def test_bad_assignments(assignment, fragments):
+    with pytest.raises(ValueError) as exc:
+        RunConfig().override([assignment])
+    for fragment in fragments:
+        assert fragment in str(exc.value)
+
+
+# --- incompatible combinations ----------------------------------------------------------------
+
+COMBOS = {
+    "batch>tx ring": ({"xsk.batch_size": 64, "xsk.tx_size": 32},
+                      ["xsk.batch_size=64", "<= xsk.tx_size=32"]),
+    "batch>fill ring": ({"xsk.batch_size": 2048, "xsk.fill_size": 1024},
+                        ["xsk.batch_size=2048", "<= xsk.fill_size=1024"]),
+    "packet>frame-256": ({"xsk.frame_size": 2048, "workload.packet_size": 1793},
+                         ["workload.packet_size=1793", "xsk.frame_size - xsk.headroom - 256",
+                          "= 1792"]),
+    "packet>frame-headroom-256": ({"xsk.frame_size": 2048, "xsk.headroom": 1024,
+                                   "workload.packet_size": 769},
+                                  ["workload.packet_size=769", "= 768"]),
+    "jumbo packet": ({"workload.packet_size": 9000}, ["workload.packet_size=9000", "= 3840"]),
+    "warmup=duration": ({"workload.warmup_s": 0.002, "workload.duration_s": 0.002},
+                        ["workload.warmup_s=0.002", "< workload.duration_s=0.002"]),
+    "warmup>duration": ({"workload.warmup_s": 0.01, "workload.duration_s": 0.0005},
+                        ["workload.warmup_s=0.01", "< workload.duration_s=0.0005"]),
+    "fill>umem": ({"xsk.fill_size": 8192, "xsk.umem_frames": 4096},
+                  ["xsk.umem_frames=4096", ">= xsk.fill_size=8192"]),
+    "virtio queue>fill": ({"device": "virtio-net", "xsk.fill_size": 64, "xsk.batch_size": 64,
+                           "virtio.queue_size": 128},
+                          ["virtio.queue_size=128", "<= xsk.fill_size=64"]),
+    "virtio desc cache without indirect": (
+        {"device": "virtio-net", "virtio.desc_cache": True, "virtio.indirect": False},
+        ["virtio.desc_cache=true", "virtio.indirect=true", "virtio.desc_cache=false"]),
+    "virtio desc cache without indirect (copy)": (
+        {"device": "virtio-net", "mode": "copy", "virtio.desc_cache": True,
+         "virtio.indirect": False}, ["virtio.desc_cache=true", "virtio.indirect=true"]),
+    "veth batch in copy mode": ({"device": "veth", "mode": "copy", "veth.batch": True},
+                                ["veth.batch=true", "mode=zerocopy", "mode='copy'"]),
+    "veth batch in udp mode": ({"device": "veth", "mode": "udp", "veth.batch": True},
+                               ["veth.batch=true", "mode=zerocopy", "mode='udp'"]),
+    "tun rxdrop": ({"device": "tun", "workload.kind": "rxdrop"},
+                   ["workload.kind='rxdrop'", "'tun'", "'txonly'"]),
+    "tun l2fwd": ({"device": "tun", "mode": "zerocopy", "workload.kind": "l2fwd"},
+                  ["workload.kind='l2fwd'", "'txonly'"]),
+}
+
+
+@pytest.mark.parametrize("name", COMBOS)
+def test_incompatible_combinations(name):
+    changes, fragments = COMBOS[name]
+    with pytest.raises(ValueError) as exc:
+        _with(**changes)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for fragment in fragments:
+        assert fragment in msg, msg
+
+
+def test_several_problems_are_reported_together():
+    with pytest.raises(ValueError) as exc:
+        _with(**{"xsk.batch_size": 64, "xsk.tx_size": 32, "workload.warmup_s": 0.02})
+    assert "xsk.batch_size=64" in str(exc.value) and "workload.warmup_s=0.02" in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["rxdrop", "l2fwd"])
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "veth refuses workloads other than txonly only in devices/veth.py setup(), i.e. at run "
+    "time; a config check would reject tests/test_config.py's CUSTOM config (veth + l2fwd, "
+    "built at import), so registering it needs that test changed first"))
+def test_veth_receive_workloads_are_rejected_at_validation(kind):
+    try:
+        _with(device="veth", **{"workload.kind": kind})
+    except ValueError as err:
+        assert "workload.kind" in str(err)
+    else:
+        raise AssertionError("veth accepts workload.kind=%r at validation" % kind)
+
+
+@pytest.mark.parametrize("kind", ["rxdrop", "l2fwd"])
+def test_veth_receive_workloads_are_refused_before_emulating(kind):
+    from xskbench.run import run
+
+    with pytest.raises(ValueError, match=f"workload.kind='{kind}'.*txonly"):
+        run(_with(device="veth", **{"workload.kind": kind, "workload.duration_s": 0.002}))
+
+
+# --- fields of other devices / unused by the mode: allowed and ignored --------------------------
+
+IGNORED = {"tun.zc_version": 2, "virtio.desc_cache_threshold": 1, "veth.batch": True,
+           "null.ring_size": 64}
+
+
+@pytest.mark.parametrize(("device", "mode", "ignored"), [
+    ("null", "zerocopy", ["tun.zc_version", "virtio.desc_cache_threshold", "veth.batch"]),
+    ("tun", "copy", ["tun.zc_version", "null.ring_size"]),
+    ("virtio-net", "zerocopy", ["virtio.desc_cache_threshold", "tun.zc_version"]),
+])
+def test_fields_a_run_does_not_use_are_ignored(device, mode, ignored):
+    from xskbench.run import run
+
+    base = {"device": device, "mode": mode, "workload.duration_s": 0.0005,
+            "workload.warmup_s": 0.0001}
+    plain = run(_with(**base)).to_json()
+    other = run(_with(**base, **{k: IGNORED[k] for k in ignored})).to_json()
+    plain.pop("config"), other.pop("config")
+    assert plain == other
+
+
+# --- the CLI: one line, exit status 2 ---------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["--set", "xsk.batch_size=64", "xsk.tx_size=32"],
+    ["--set", "workload.warmup_s=0.02"],
+    ["--device", "veth", "--mode", "copy", "--set", "veth.batch=true"],
+    ["--device", "tun", "--workload", "rxdrop"],
+    ["--device", "virtio-net", "--set", "virtio.desc_cache=true", "virtio.indirect=false"],
+    ["--set", "bogus.field=1"],
+    ["--rate", "0"],
+])
+def test_cli_reports_one_line_and_exits_2(args):
+    proc = subprocess.run([sys.executable, "-m", "xskbench", "run", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("xskbench: error: "), proc.stderr
+
+
+# --- hostile and malformed config files -------------------------------------------------------
+
+HOSTILE = {
+    "python-object-apply.yaml": ("!!python/object/apply:os.system ['touch {marker}']\n",
+                                 ["malformed YAML", "python/object/apply"]),
+    "python-object.yaml": ("xsk: !!python/object:xskbench.config.RunConfig {{}}\n",
+                           ["malformed YAML", "python/object"]),
+    "python-name.yaml": ("device: !!python/name:os.system\n", ["malformed YAML"]),
+    "python-tag-inside.yaml": ("workload:\n  kind: !!python/object/new:os.system "
+                               "['touch {marker}']\n", ["malformed YAML"]),
+    "list.yaml": ("- device: null\n- mode: copy\n", ["config must be a mapping, not list"]),
+    "scalar.yaml": ("42\n", ["config must be a mapping, not int"]),
+    "string.yaml": ("just some words\n", ["config must be a mapping, not str"]),
+    "two-docs.yaml": ("device: null\n---\nmode: copy\n", ["malformed YAML"]),
+    "bad-indent.yaml": ("xsk:\n  tx_size: 512\n fill_size: 64\n", ["malformed YAML"]),
+    "huge-int.yaml": ("xsk: {umem_frames: 999999999999999999999999999999999}\n",
+                      ["xsk.umem_frames=999999999999999999999999999999999", "power of two"]),
+    "huge-float.yaml": ("workload: {duration_s: 1e999}\n", ["workload.duration_s='1e999'"]),
+    "inf.yaml": ("workload: {duration_s: .inf}\n", ["workload.duration_s=inf", "[0.0001, 60]"]),
+    "nan.yaml": ("workload: {rate_pps: .nan}\n", ["workload.rate_pps=nan"]),
+    "aliases.yaml": ("a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+                     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c]\n",
+                     ["unknown key 'a'"]),
+    "section-list.yaml": ("xsk:\n  - tx_size\n", ["xsk must be a mapping, not list"]),
+    "combo.yaml": ("device: veth\nmode: udp\nveth: {batch: true}\n", ["veth.batch=true"]),
+    "list.json": ("[]", ["config must be a mapping, not list"]),
+    "trailing.json": ('{"device": "null"} x', ["malformed JSON"]),
+    "config.toml": ("device = 'null'\n", ["unknown config format '.toml'"]),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_config_files(tmp_path, name):
+    marker = tmp_path / "pwned"
+    text, fragments = HOSTILE[name]
+    path = tmp_path / name
+    path.write_text(text.format(marker=marker))
+    with pytest.raises(ValueError) as exc:
+        load(path)
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith(str(path))
+    for fragment in fragments:
+        assert fragment in msg, msg
+    assert not marker.exists()  # no code ran
+
+
+def test_unreadable_config_files(tmp_path):
+    with pytest.raises(ValueError, match="cannot read"):
+        load(tmp_path / "missing.yaml")
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(ValueError, match="cannot read"):
+        load(tmp_path / "dir.json")
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ValueError):  # UnicodeDecodeError is a ValueError
+        load(binary)
+
+
+def test_cli_hostile_config_is_one_line(tmp_path):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.yaml"
+    path.write_text(f"!!python/object/apply:os.system ['touch {marker}']\n")
+    proc = subprocess.run([sys.executable, "-m", "xskbench", "run", "--config", str(path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("xskbench: error: ")
+    assert not marker.exists()
+
+
+def test_json_round_trip_rejects_what_validation_rejects():
+    data = json.loads(RunConfig().to_json())
+    data["xsk"]["batch_size"] = 4096
+    with pytest.raises(ValueError, match=r"xsk.batch_size=4096: must be an int in \[1, 2048\]"):
+        RunConfig.from_json(json.dumps(data))

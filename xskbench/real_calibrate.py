@@ -1,0 +1,249 @@
+"""Calibrate a cost profile for *this machine* from real measurements.
+
+``xskbench measure --sweep FILE`` stores real runs (one per point of a sweep over batch size,
+ring size, need_wakeup, packet size, wait mode). Each measured point becomes one fit row for
+:func:`xskbench.calibrate.fit`, exactly like a published row: the emulated counterpart of the
+measured configuration (a ``config`` the row carries, run at ``cpu_ghz``), metric ``pps`` with
+the measured bottleneck's CPU at its measured utilisation (``util``). The NNLS fit, its ridge to
+the priors, the iteration and the profile writer are calibrate.py's; this module only builds
+rows and chooses the counterpart.
+
+The emulated counterpart. The stored runs are AF_XDP *rxdrop* on a veth pair in copy mode: a
+sender in the peer namespace pushes frames through the veth; the receiving veth's NAPI
+(veth_poll, on the sender's CPU) runs the XDP program, which redirects each frame into the
+socket, copying it into the UMEM. The emulated veth models only the sending side (txonly), so
+the counterpart is the **null device in copy mode with rxdrop**: an ideal NIC whose NAPI (on
+the peer's CPU, budget 64, a 256-entry ring like veth's ptr_ring) redirects into the same
+emulated copy-mode xsk receive path. What the null NIC does for free and the real peer CPU
+pays for — generating the frames and veth_xdp_xmit into the ptr_ring — is absorbed by the fit
+into the costs of the ops on that CPU. Points measured with ``wait=poll`` (xdpsock -p) have no
+emulated counterpart and are left out; points repeating a configuration are fitted once.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import calibrate, costs
+
+TESTBED = "this-machine"
+TOLERANCE = 0.15      # relative; the emulation has no cache-footprint effect of ring size
+DURATION_S = 0.004    # emulated time of each counterpart run (as the published scenarios)
+VETH_RING = 256       # VETH_RING_SIZE: the receiving veth's ptr_ring
+_XSK_FIELDS = ("fill_size", "comp_size", "rx_size", "tx_size", "frame_size", "headroom",
+               "umem_frames", "need_wakeup", "busy_poll", "busy_budget", "batch_size")
+
+
+def load(path):
+    """A stored sweep (the JSON written by ``xskbench measure --sweep``)."""
+    doc = json.loads(Path(path).read_text())
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
+        raise ValueError(f"{path}: not a measurement sweep (no 'points' list)")
+    doc.setdefault("name", Path(path).stem)
+    return doc
+
+
+def counterpart(mcfg):
+    """The emulated config (a dict for RunConfig.from_dict) of a measured config, or a
+    string saying why there is none."""
+    from .sections.afxdp import XskConfig
+
+    real, wl = mcfg.get("real", {}), mcfg["workload"]
+    if mcfg["device"] != "veth" or wl["kind"] not in ("rxdrop", "l2fwd"):
+        return f"{mcfg['device']} {wl['kind']}: no emulated counterpart (veth rx only)"
+    if mcfg["mode"] != "copy":
+        return f"mode={mcfg['mode']}: veth receives in copy mode only"
+    if real.get("wait", "spin") == "poll":
+        return "wait=poll: the emulated xdpsock loop spins (no poll() mode)"
+    have = set(XskConfig.__dataclass_fields__)
+    xsk = {k: v for k, v in mcfg["xsk"].items() if k in _XSK_FIELDS and k in have}
+    xsk["busy_poll"] = real.get("wait") == "busy-poll" or bool(xsk.get("busy_poll"))
+    return {"device": "null", "mode": "copy",
+            "workload": {"kind": wl["kind"], "packet_size": wl["packet_size"],
+                         "rate_pps": wl.get("rate_pps"), "seed": wl.get("seed", 1),
+                         "duration_s": DURATION_S},
+            "xsk": xsk,
+            "null": {"app_cpu": int(real.get("app_cpu", 1)),
+                     "napi_cpu": int(real.get("peer_cpu", 0)),
+                     "ring_size": VETH_RING, "napi_budget": 64}}
+
+
+def _cpu_ghz(doc):
+    """(GHz, where it comes from): the measurement's, else this machine's if the measured CPU
+    model is this one's, else 3 GHz."""
+    real = doc["points"][0]["result"].get("real", {}) if doc["points"] else {}
+    if real.get("cpu_mhz"):
+        return float(real["cpu_mhz"]) / 1000.0, "measurement"
+    try:
+        info = Path("/proc/cpuinfo").read_text().splitlines()
+        model = next(ln.split(":", 1)[1].strip() for ln in info if ln.startswith("model name"))
+        mhz = next(float(ln.split(":", 1)[1]) for ln in info if ln.startswith("cpu MHz"))
+        if model == real.get("cpu_model"):
+            return round(mhz / 1000.0, 3), "/proc/cpuinfo (same CPU model as measured)"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return 3.0, "assumed (the measurement names no frequency)"
+
+
+def _label(point):
+    v = point.get("value")
+    return f"{point.get('axis', 'point')}={str(v).lower() if isinstance(v, bool) else v}"
+
+
+def rows(doc, cpu_ghz, tolerance=TOLERANCE):
+    """(fit rows, skipped points with why): one row per distinct emulated configuration."""
+    out, seen, skipped = [], {}, []
+    for p in doc["points"]:
+        res, label = p["result"], _label(p)
+        cfg = counterpart(res["config"])
+        if isinstance(cfg, str):
+            skipped.append((label, cfg))
+            continue
+        key = json.dumps(cfg, sort_keys=True)
+        if key in seen:
+            skipped.append((label, f"same configuration as {seen[key]}"))
+            continue
+        rid = f"{doc['name']}:{label}"
+        seen[key] = rid
+        bott = res.get("bottleneck", "peer")
+        cpu = cfg["null"]["app_cpu"] if bott == "app" else cfg["null"]["napi_cpu"]
+        util = float(res.get("cpu_per_cpu", {}).get(f"cpu{cpu}", 100.0)) or 100.0
+        out.append({"id": rid, "kind": "fit", "scenario": rid, "metric": "pps",
+                    "context": f"cpu{cpu}", "rate": "", "value": str(max(res["pps"].values())),
+                    "util": str(util), "unit": "pps", "tolerance": str(tolerance),
+                    "config": cfg, "cpu_ghz": cpu_ghz, "point": p})
+    return out, skipped
+
+
+def fit(path, cpu_ghz=None, tolerance=TOLERANCE, verbose=False):
+    """Fit the op costs to a stored sweep with calibrate.fit; returns a dict with the costs,
+    the rows, their residuals and the skipped points."""
+    doc = load(path)
+    ghz, ghz_source = (float(cpu_ghz), "given") if cpu_ghz else _cpu_ghz(doc)
+    fit_rows, skipped = rows(doc, ghz, tolerance)
+    if not fit_rows:
+        raise ValueError(f"{path}: no measured point has an emulated counterpart")
+    call, byte, priors = calibrate.fit(fit_rows, verbose=verbose)
+    res = calibrate.residuals(fit_rows, call, byte, priors)
+    return {"source": str(path), "name": doc["name"], "cpu_ghz": ghz, "ghz_source": ghz_source,
+            "call": call, "byte": byte, "priors": priors, "rows": fit_rows,
+            "residuals": res, "skipped": skipped}
+
+
+def profile(f, name=TESTBED):
+    """The fitted costs as an in-memory Profile (nothing written)."""
+    from . import ops
+
+    return costs.Profile(name, f["cpu_ghz"], dict(zip(ops.NAMES, f["call"], strict=True)),
+                         dict(zip(ops.NAMES, f["byte"], strict=True)),
+                         {o: "fitted to " + f["name"] for o in ops.NAMES}, {})
+
+
+def render(f):
+    """The fit as text: the ops that moved off their priors, then every row's residual."""
+    from . import ops
+
+    lines = [f"fit to {f['source']} at {f['cpu_ghz']:g} GHz ({f['ghz_source']}); "
+             f"counterpart: null device, copy mode, rxdrop (see xskbench/real_calibrate.py)",
+             "", f"{'op':34s} {'prior':>9s} {'fitted':>9s}   per call, cycles (per byte)"]
+    for i, o in enumerate(ops.NAMES):
+        pc, pb = f["priors"][o][:2]
+        c, b = float(f["call"][i]), float(f["byte"][i])
+        if abs(c - pc) > 0.005 * max(pc, 1.0) or abs(b - pb) > 0.005 * max(pb, 0.01):
+            extra = f"   ({pb:.3f} -> {b:.3f})" if pb or b else ""
+            lines.append(f"{o:34s} {pc:9.1f} {c:9.1f}{extra}")
+    lines += ["", f"{'row':40s} {'measured':>10s} {'emulated':>10s} {'error':>8s}  within"]
+    for r in f["residuals"]:
+        lines.append(f"{r['id']:40s} {r['published']:10.4g} {r['emulated']:10.4g} "
+                     f"{100 * r['error']:+7.1f}%  {'yes' if r['within'] else 'NO'} "
+                     f"(±{100 * r['tolerance']:g}%)")
+    for label, why in f["skipped"]:
+        lines.append(f"not fitted: {label}: {why}")
+    return "\n".join(lines)
+
+
+def write(f, testbed=TESTBED, out_dir=None, verbose=True):
+    """Write ``data/costs/<testbed>.json`` through calibrate's writer. A published testbed's
+    profile is never overwritten, and a fit whose rows leave tolerance is refused."""
+    if testbed in calibrate.testbeds():
+        raise ValueError(f"--testbed {testbed}: a published testbed (data/testbeds.yaml); "
+                         "its profile is written only by `xskbench calibrate`")
+    if not testbed or not testbed[0].isalnum() or \
+            not all(ch.isalnum() or ch in "_.-" for ch in testbed):
+        raise ValueError(f"--testbed {testbed!r}: letters, digits, '_', '.', '-' only")
+    bad = [r for r in f["residuals"] if not r["within"]]
+    if bad:
+        raise ValueError("fit residuals exceed tolerance, no profile written: " + ", ".join(
+            f"{r['id']} measured {r['published']:g} emulated {r['emulated']:g}" for r in bad))
+    about = (f"fitted to real measurements {f['source']} (veth copy rxdrop, emulated as the "
+             f"null device in copy mode); {f['cpu_ghz']:g} GHz: {f['ghz_source']}")
+    return calibrate.write_profile(Path(out_dir or costs.COSTS_DIR), testbed, f["cpu_ghz"],
+                                   about, f["call"], f["byte"], f["priors"],
+                                   {r["id"] for r in f["rows"]}, f["residuals"], verbose)
+
+
+# --- measured beside emulated (notebook 06) ----------------------------------------------
+
+def side_by_side(doc, prof, hz=None):
+    """One row per measured point: measured pps and CPU beside the counterpart's emulation
+    with ``prof`` (points without a counterpart get NaN)."""
+    import pandas as pd
+
+    from .config import RunConfig
+    from .run import emulate
+
+    hz = hz or prof.cpu_ghz * 1e9
+    cache, out = {}, []
+    for p in doc["points"]:
+        res = p["result"]
+        cfg = counterpart(res["config"])
+        emu = np.nan
+        if not isinstance(cfg, str):
+            key = json.dumps(cfg, sort_keys=True)
+            if key not in cache:
+                cache[key] = max(emulate(RunConfig.from_dict(cfg), prof, hz).pps.values())
+            emu = cache[key]
+        out.append({"axis": p.get("axis"), "value": p.get("value"),
+                    "measured_pps": max(res["pps"].values()), "emulated_pps": emu,
+                    "measured_spread": float(res.get("spread", {}).get("pps", np.nan))
+                    if isinstance(res.get("spread"), dict) else np.nan,
+                    "bottleneck": res.get("bottleneck"),
+                    "note": cfg if isinstance(cfg, str) else ""})
+    return pd.DataFrame(out)
+
+
+def direction(values, rates, flat=0.03):
+    """'up', 'down' or 'flat' for the rate from the first to the last value of a knob
+    (relative change within ±flat counts as flat); 'n/a' without two rates."""
+    pts = [(v, r) for v, r in zip(values, rates, strict=True) if np.isfinite(r)]
+    if len(pts) < 2:
+        return "n/a"
+    change = pts[-1][1] / pts[0][1] - 1.0
+    return "flat" if abs(change) <= flat else ("up" if change > 0 else "down")
+
+
+def directions(table, flat=0.03):
+    """Per knob: the measured and emulated direction of the rate and whether they agree."""
+    import pandas as pd
+
+    out = []
+    for axis, g in table.groupby("axis", sort=False):
+        g = g.sort_values("value", key=lambda s: s.map(_order))
+        m = direction(list(g.value), list(g.measured_pps), flat)
+        e = direction(list(g.value), list(g.emulated_pps), flat)
+        span = f"{_fmt(g.value.iloc[0])} → {_fmt(g.value.iloc[-1])}"
+        out.append({"knob": axis, "from → to": span, "measured": m, "emulated": e,
+                    "agree": "n/a" if "n/a" in (m, e) else ("yes" if m == e else "no")})
+    return pd.DataFrame(out)
+
+
+def _order(v):
+    if isinstance(v, bool):  # need_wakeup: on first, as xdpsock's default
+        return 0 if v else 1
+    if isinstance(v, str):
+        return ("spin", "busy-poll", "poll").index(v) if v in ("spin", "busy-poll", "poll") else 9
+    return v
+
+
+def _fmt(v):
+    return str(v).lower() if isinstance(v, bool) else str(v)
