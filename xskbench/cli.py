@@ -122,14 +122,42 @@ def _fields(args: argparse.Namespace) -> None:
 
 def _calibrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="print only errors")
+    p.add_argument("--from-measurements", metavar="FILE",
+                   help="fit a profile for this machine from real runs (the JSON of "
+                        "`xskbench measure --sweep`); prints the fit and its residuals")
+    p.add_argument("--testbed", metavar="NAME",
+                   help="with --from-measurements: the profile's name (default this-machine)")
+    p.add_argument("--cpu-ghz", type=float, metavar="GHZ",
+                   help="with --from-measurements: the measured CPU's clock (default: "
+                        "this machine's if it is the measured CPU model, else 3)")
+    p.add_argument("--write", action="store_true",
+                   help="with --from-measurements: also write data/costs/NAME.json")
 
 
 @command("calibrate", "fit the op costs to the published rows; write data/costs/*.json",
          _calibrate_args)
 def _calibrate(args: argparse.Namespace) -> None:
-    from xskbench.calibrate import calibrate
+    if args.from_measurements is None:
+        given = [o for o, v in (("--testbed", args.testbed), ("--cpu-ghz", args.cpu_ghz),
+                                ("--write", args.write)) if v]
+        if given:
+            raise ValueError(f"{', '.join(given)}: only with --from-measurements")
+        from xskbench.calibrate import calibrate
 
-    calibrate(verbose=not args.quiet)
+        calibrate(verbose=not args.quiet)
+        return
+    from xskbench import real_calibrate
+
+    if not os.path.exists(args.from_measurements):
+        raise ValueError(f"--from-measurements {args.from_measurements}: no such file")
+    if args.write:
+        real_calibrate.check_testbed(args.testbed or real_calibrate.TESTBED)
+    fit = real_calibrate.fit(args.from_measurements, cpu_ghz=args.cpu_ghz)
+    if not args.quiet:
+        print(real_calibrate.render(fit))
+    if args.write:
+        real_calibrate.write(fit, args.testbed or real_calibrate.TESTBED,
+                             verbose=not args.quiet)
 
 
 def _reproduce_args(p: argparse.ArgumentParser) -> None:
