@@ -117,9 +117,11 @@ def rows(doc, cpu_ghz, tolerance=TOLERANCE):
 
 
 def fit(path, cpu_ghz=None, tolerance=TOLERANCE, verbose=False):
-    """Fit the op costs to a stored sweep with calibrate.fit; returns a dict with the costs,
-    the rows, their residuals and the skipped points."""
-    doc = load(path)
+    """Fit the op costs to a stored sweep (a path, or the dict ``measure.sweep`` returns)
+    with calibrate.fit; returns a dict with the costs, the rows, their residuals and the
+    skipped points."""
+    doc = {"name": "live", **path} if isinstance(path, dict) else load(path)
+    path = doc["name"] if isinstance(path, dict) else path
     ghz, ghz_source = (float(cpu_ghz), "given") if cpu_ghz else _cpu_ghz(doc)
     fit_rows, skipped = rows(doc, ghz, tolerance)
     if not fit_rows:
@@ -213,11 +215,18 @@ def side_by_side(doc, prof, hz=None):
             emu = cache[key]
         out.append({"axis": p.get("axis"), "value": p.get("value"),
                     "measured_pps": max(res["pps"].values()), "emulated_pps": emu,
-                    "measured_spread": float(res.get("spread", {}).get("pps", np.nan))
-                    if isinstance(res.get("spread"), dict) else np.nan,
+                    "measured_cv": _cv(res),
                     "bottleneck": res.get("bottleneck"),
                     "note": cfg if isinstance(cfg, str) else ""})
     return pd.DataFrame(out)
+
+
+def _cv(res):
+    """Run-to-run coefficient of variation of the measured receive rate (NaN if unknown)."""
+    try:
+        return float(res["spread"]["pps"]["rx"]["cv"])
+    except (KeyError, TypeError, ValueError):
+        return np.nan
 
 
 def direction(values, rates, flat=0.03):
