@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.xskbench-installed
 # Jupyter refuses to start as root unless told it may.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: venv chromium lab test lint bench reproduce calibrate clean
+.PHONY: venv chromium lab test lint bench reproduce calibrate clean soak test-boundscheck
 
 # Idempotent: the venv is (re)installed only when pyproject.toml changes.
 venv: $(STAMP) chromium
@@ -55,3 +55,16 @@ clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis out
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
 	find . -path ./$(VENV) -prune -o -name .ipynb_checkpoints -type d -exec rm -rf {} +
+
+# The properties of tests/test_properties.py over 10,000 random valid configurations
+# (short runs, each twice; about 12 min on one core). SOAK_ARGS="-n 500" for a shorter one.
+soak: venv
+	$(VPY) benchmarks/soak.py $(SOAK_ARGS)
+
+# The core tests with numba's bounds checking on; that code is compiled into its own cache
+# (the normal one's directory, keyed by the source hash, + "-boundscheck") so that it never
+# replaces the normal (unchecked) cache.
+test-boundscheck: venv
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$$($(VPY) -c 'import xskbench.paths, os; \
+	    print(os.environ["NUMBA_CACHE_DIR"])')-boundscheck" $(VPY) -m pytest -p no:cacheprovider \
+	    tests/test_core.py tests/test_xsk_ring.py tests/test_properties.py

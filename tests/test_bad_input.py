@@ -157,17 +157,13 @@ def test_several_problems_are_reported_together():
 
 
 @pytest.mark.parametrize("kind", ["rxdrop", "l2fwd"])
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "veth refuses workloads other than txonly only in devices/veth.py setup(), i.e. at run "
-    "time; a config check would reject tests/test_config.py's CUSTOM config (veth + l2fwd, "
-    "built at import), so registering it needs that test changed first"))
 def test_veth_receive_workloads_are_rejected_at_validation(kind):
     try:
         _with(device="veth", **{"workload.kind": kind})
     except ValueError as err:
         assert "workload.kind" in str(err)
     else:
-        raise AssertionError("veth accepts workload.kind=%r at validation" % kind)
+        raise AssertionError(f"veth accepts workload.kind={kind!r} at validation")
 
 
 @pytest.mark.parametrize("kind", ["rxdrop", "l2fwd"])
@@ -213,8 +209,7 @@ def test_fields_a_run_does_not_use_are_ignored(device, mode, ignored):
 ])
 def test_cli_reports_one_line_and_exits_2(args):
     proc = subprocess.run([sys.executable, "-m", "xskbench", "run", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     lines = proc.stderr.splitlines()
@@ -226,7 +221,7 @@ def test_cli_reports_one_line_and_exits_2(args):
 HOSTILE = {
     "python-object-apply.yaml": ("!!python/object/apply:os.system ['touch {marker}']\n",
                                  ["malformed YAML", "python/object/apply"]),
-    "python-object.yaml": ("xsk: !!python/object:xskbench.config.RunConfig {{}}\n",
+    "python-object.yaml": ("xsk: !!python/object:xskbench.config.RunConfig {}\n",
                            ["malformed YAML", "python/object"]),
     "python-name.yaml": ("device: !!python/name:os.system\n", ["malformed YAML"]),
     "python-tag-inside.yaml": ("workload:\n  kind: !!python/object/new:os.system "
@@ -238,7 +233,7 @@ HOSTILE = {
     "bad-indent.yaml": ("xsk:\n  tx_size: 512\n fill_size: 64\n", ["malformed YAML"]),
     "huge-int.yaml": ("xsk: {umem_frames: 999999999999999999999999999999999}\n",
                       ["xsk.umem_frames=999999999999999999999999999999999", "power of two"]),
-    "huge-float.yaml": ("workload: {duration_s: 1e999}\n", ["workload.duration_s='1e999'"]),
+    "huge-float.yaml": ("workload: {duration_s: 1e999}\n", ["workload.duration_s=inf"]),
     "inf.yaml": ("workload: {duration_s: .inf}\n", ["workload.duration_s=inf", "[0.0001, 60]"]),
     "nan.yaml": ("workload: {rate_pps: .nan}\n", ["workload.rate_pps=nan"]),
     "aliases.yaml": ("a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
@@ -257,7 +252,7 @@ def test_hostile_config_files(tmp_path, name):
     marker = tmp_path / "pwned"
     text, fragments = HOSTILE[name]
     path = tmp_path / name
-    path.write_text(text.format(marker=marker))
+    path.write_text(text.replace("{marker}", str(marker)))
     with pytest.raises(ValueError) as exc:
         load(path)
     msg = str(exc.value)

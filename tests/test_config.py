@@ -240,7 +240,7 @@ def test_extra_checks_run_on_construction(monkeypatch):
 # --- serialisation ---------------------------------------------------------------------------
 
 CUSTOM = _with(device="veth", mode="udp", **{
-    "xsk.tx_size": 512, "xsk.need_wakeup": False, "workload.kind": "l2fwd",
+    "xsk.tx_size": 512, "xsk.need_wakeup": False, "workload.kind": "txonly",
     "workload.rate_pps": 2.5e6, "workload.duration_s": 0.5, "testbed.cpu_ghz": 2.1,
     "null.irq_delay_ns": 0.0})
 

@@ -189,9 +189,11 @@ def load(path: str | Path) -> "RunConfig":
     if suffix not in (".json", ".yaml", ".yml"):
         raise ValueError(f"{path}: unknown config format {suffix!r}; use .json, .yaml or .yml")
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ValueError(f"cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     is_json = suffix == ".json"
     try:
         data = json.loads(text) if is_json else yaml.safe_load(text)

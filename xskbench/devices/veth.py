@@ -6,9 +6,6 @@ from ..machine import Context, build, start_app
 
 
 def setup(cfg, hz, cc, cb):
-    if cfg.workload.kind != "txonly":
-        raise ValueError(f"workload.kind={cfg.workload.kind!r}: the veth model only sends "
-                         "(txonly); nothing is received on the sender's end")
     v = cfg.veth
     contexts = (
         Context("app", v.app_cpu),
@@ -42,6 +39,9 @@ def packets_in_flight(mach):
 def _check(cfg):
     if cfg.device != "veth":
         return
+    if cfg.workload.kind != "txonly":
+        raise ValueError(f"workload.kind={cfg.workload.kind!r}: device 'veth' supports 'txonly' "
+                         "(the model only sends; nothing is received on the sender's end)")
     if cfg.veth.batch and cfg.mode != "zerocopy":
         raise ValueError(f"veth.batch=true needs mode=zerocopy (the RFC's tx NAPI), "
                          f"not mode={cfg.mode!r}")
