@@ -54,7 +54,7 @@ _NEAR_MISS = {"veth-batch-cpu": "predicted ~20.6 % ksoftirqd vs published 15 ± 
 
 
 @pytest.mark.parametrize("row", [
-    pytest.param(r, marks=pytest.mark.xfail(reason=_NEAR_MISS[r["id"]], strict=False))
+    pytest.param(r, marks=pytest.mark.xfail(reason=_NEAR_MISS[r["id"]], strict=True))
     if r["id"] in _NEAR_MISS else r for r in _veth_rows()], ids=lambda r: r["id"])
 def test_published_row(row):
     """Every seed-002 row, fitted or predicted, within its tolerance (as `reproduce`)."""
