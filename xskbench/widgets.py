@@ -616,11 +616,8 @@ class Explorer:
     def hold(self) -> Iterator[None]:
         """Change several controls, then run once: ``with ex.hold(): ...``."""
         outer = self._holding
-        self._holding = True
-        try:
+        with self._quiet():
             yield
-        finally:
-            self._holding = outer
         if not outer:
             self.update()
 

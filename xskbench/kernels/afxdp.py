@@ -354,6 +354,15 @@ def zc_alloc_batch(m, cc, cb, n):
 
 
 @njit(cache=True)
+def zc_refill(m, cc, cb, n):
+    """A driver's zero-copy refill: xsk_buff_alloc_batch, then the rule every driver follows
+    — ask the application for a wakeup (fill ring need_wakeup) only when it came up short."""
+    k = zc_alloc_batch(m, cc, cb, n)
+    set_rx_need_wakeup(m, cc, cb, k < n)
+    return k
+
+
+@njit(cache=True)
 def _rx_desc(m, addr, length, t0):
     """xskq_prod_reserve_desc: put the filled buffer on RX; a full RX ring drops the packet
     (rx_ring_full) and the buffer goes back to the pool."""

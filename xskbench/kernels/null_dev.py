@@ -167,8 +167,7 @@ def _refill(m, cc, cb):
         return
     t = now(m)
     if m[H_ZC]:
-        k = afxdp.zc_alloc_batch(m, cc, cb, free)
-        afxdp.set_rx_need_wakeup(m, cc, cb, k < free)
+        k = afxdp.zc_refill(m, cc, cb, free)
         scr = m[H_SCR]
         for i in range(k):
             s = _rx_slot(m, m[D_RX_POST])
