@@ -25,7 +25,7 @@ from xskbench.kernels.layout import M32  # noqa: E402
 from xskbench.kernels.xsk_ring import R_PROD  # noqa: E402
 from xskbench.machine import RING_NAMES, start_index  # noqa: E402
 from xskbench.results import collect  # noqa: E402
-from xskbench.run import run, run_speed  # noqa: E402
+from xskbench.run import run, run_speed, simulate  # noqa: E402
 from xskbench.seeds import scenario  # noqa: E402
 
 #: device -> its reference scenario (data/scenarios.yaml), run at full rate
@@ -48,11 +48,10 @@ def long_run(name, duration):
     cc, cb = prof.arrays(run_speed(cfg))
     rss0 = rss_mib()
     t0 = time.perf_counter()
-    mach = dev.setup(cfg, hz, cc, cb)
-    m = mach.m
     # every ring's indices start here; setup may already have produced (the fill ring)
     start = {r: start_index(cfg.workload.seed) for r in RING_NAMES}
-    dev.simulate(mach, cc, cb)
+    (mach,) = simulate(dev, [cfg], hz, cc, cb)
+    m = mach.m
     res = collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
     wall = time.perf_counter() - t0
     rss1 = rss_mib()

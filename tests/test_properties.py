@@ -92,7 +92,9 @@ def check_run(cfg):
     res = run(cfg)
     inv = res.invariants
     assert inv["balanced"]
-    assert sum(inv["frames"].values()) == inv["umem_frames"] == cfg.xsk.umem_frames
+    n = cfg.mq.queues  # a UMEM per queue, or one split between the queues (mq.umem=shared)
+    per_queue = cfg.xsk.umem_frames // n if cfg.mq.umem == "shared" else cfg.xsk.umem_frames
+    assert sum(inv["frames"].values()) == inv["umem_frames"] == per_queue * n
     p = inv["packets"]
     assert p["offered"] == p["delivered"] + sum(p["dropped"].values()) + p["in_flight"]
     assert min(p["delivered"], p["in_flight"], *p["dropped"].values()) >= 0

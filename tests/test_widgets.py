@@ -190,6 +190,21 @@ def test_sweep_view(ex):
     assert 5 <= len(pts) <= 8 and min(pts) < max(ex.result.pps.values()) < max(pts)
 
 
+def test_queue_sweep_is_a_scaling_plot(ex):
+    ex.sweep_knob.value = "mq.queues"
+    key, points, results, _ = ex.sweep_data
+    assert key == "mq.queues" and points == [1, 2, 4, 8]
+    fw = ex.figures["sweep"]
+    assert fw.layout.title.text.startswith("scaling with queues")
+    assert [t.name for t in fw.data] == ["pps (all queues)", "linear from the first point",
+                                         "CPUs used"]
+    cores = list(fw.data[2].y)
+    assert cores == sorted(cores) and cores[-1] > 3 * cores[0]  # each queue brings CPUs
+    assert all(r.bottleneck.startswith("q") for r in results[1:])
+    ex.sweep_knob.value = "xsk.tx_size"  # back to a plain sweep: the traces are rebuilt
+    assert "xsk.tx_size" in ex.figures["sweep"].layout.title.text
+
+
 def test_sweep_points_and_knobs():
     knobs = {i.path for i in numeric_fields()}
     assert "xsk.batch_size" in knobs and "workload.rate_pps" in knobs

@@ -115,6 +115,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     m[L.H_SNAP_DONE] = int(m[L.H_WARM] == 0)
     m[L.H_SEED] = w.seed
     m[L.H_JITTER_PPM] = round(cfg.testbed.jitter * 1e6)
+    m[L.H_EXT_HZN] = L.INF  # no other queue until kernels/multiq.py says so
     for i, c in enumerate(contexts):
         base = m[L.H_CTX] + i * L.CX_N
         m[base + L.CX_CPU] = c.cpu

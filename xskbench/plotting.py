@@ -175,7 +175,9 @@ def sweep_spec(key: str, points: Sequence[Any], results: Sequence[Any],
     """Packet rate (left axis) and the bottleneck context's CPU % (right axis) against the
     values of one config field ``key`` (``"section.field"``).  ``results`` holds a Result
     or an error string per point; ``base`` is the swept config (default: the first
-    result's)."""
+    result's). A sweep of ``mq.queues`` is drawn as a scaling plot (:func:`scaling_spec`)."""
+    if key == SCALING_KEY:
+        return scaling_spec(points, results, base)
     df = sweep_frame(key, points, results)
     if base is None:
         base = next((r.config for r in results if not isinstance(r, str) and r is not None),
@@ -210,6 +212,52 @@ def sweep_spec(key: str, points: Sequence[Any], results: Sequence[Any],
         yaxis2=dict(title=dict(text="bottleneck CPU %"), overlaying="y", side="right",
                     range=[0, 115], ticksuffix=" %", showgrid=False),
         meta_extra={"sweep": {"key": key, "points": xs}},
+    )
+    return data, layout
+
+
+SCALING_KEY = "mq.queues"
+
+
+def scaling_spec(points: Sequence[Any], results: Sequence[Any], base: Any = None) -> Spec:
+    """Scaling with queue pairs: total packet rate (left) beside the linear ideal from the
+    first point, and the CPUs' worth of work used (right), each point labelled with its
+    bottleneck context; ``results`` as for :func:`sweep_spec`."""
+    ok = [(n, r) for n, r in zip(points, results, strict=True)
+          if r is not None and not isinstance(r, str)]
+    if base is None:
+        if not ok:
+            raise ValueError("scaling_spec: no point ran; pass base= (the swept config)")
+        base = ok[0][1].config
+    xs = [n for n, _ in ok]
+    pps = [max(r.pps.values()) for _, r in ok]
+    cores = [sum(r.cpu.values()) / 100.0 for _, r in ok]
+    ideal = [pps[0] * n / xs[0] for n in xs] if ok else []
+    data = [
+        dict(type="scatter", name="pps (all queues)", x=xs, y=pps, mode="lines+markers+text",
+             text=[r.bottleneck for _, r in ok], textposition="top center",
+             textfont=dict(size=10, color="#b00"), line=dict(color="#ff7f0e", width=2),
+             yaxis="y", hovertemplate="%{x} queues: %{y:,.0f} pps, bottleneck %{text}"
+             "<extra></extra>"),
+        dict(type="scatter", name="linear from the first point", x=xs, y=ideal,
+             mode="lines", line=dict(color="#999", dash="dot", width=1), yaxis="y",
+             hoverinfo="skip"),
+        dict(type="scatter", name="CPUs used", x=xs, y=cores, mode="lines+markers",
+             line=dict(color="#1f77b4", dash="dash", width=2), yaxis="y2",
+             hovertemplate="%{x} queues: %{y:.2f} CPUs<extra></extra>"),
+    ]
+    bad = [f"{n}" for n, r in zip(points, results, strict=True)
+           if r is None or isinstance(r, str)]
+    note = f" (invalid: {', '.join(bad)})" if bad else ""
+    mq = base.mq
+    layout = _layout(
+        f"scaling with queues ({mq.pinning}, host {mq.host}, umem {mq.umem}): "
+        f"{scenario(base)}{note}", base, margin=dict(_MARGIN, r=60),
+        xaxis=dict(title=dict(text="queue pairs (mq.queues)"), dtick=1),
+        yaxis=dict(title=dict(text="packets per second"), rangemode="tozero"),
+        yaxis2=dict(title=dict(text="CPUs used"), overlaying="y", side="right",
+                    rangemode="tozero", showgrid=False),
+        meta_extra={"sweep": {"key": SCALING_KEY, "points": list(points)}},
     )
     return data, layout
 

@@ -14,6 +14,9 @@ def xdpsock(res):
     for d in ("rx", "tx"):
         lines.append(f" {d:10}{_n(res.pps[d]):>16}{_n(res.counters[d + '_packets']):>16}"
                      f"{res.bps[d] / 1e9:>12.3f}")
+    for q, qr in enumerate(res.queues):  # xdpsock prints one block per socket
+        lines.append(f" sock{q:<6}{_n(qr.pps['rx']):>16} rx{_n(qr.pps['tx']):>14} tx"
+                     f"  {qr.bottleneck}")
     lines.append("")
     lines.append(f" {'context':14}{'cpu':>5}{'cpu %':>9}{'idle poll %':>13}")
     for i, lab in enumerate(res.labels):

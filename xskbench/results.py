@@ -33,6 +33,7 @@ class Result:
     invariants: dict
     profile_name: str
     extra: dict = field(default_factory=dict)
+    queues: list = field(default_factory=list)  # per-queue Results (mq.queues > 1)
 
     # --- rates and CPU ----------------------------------------------------------------
     @property
@@ -69,9 +70,25 @@ class Result:
     @property
     def bottleneck(self):
         """The context doing the most useful work (busy minus empty polls): the one that
-        limits the rate when it nears 100 %."""
+        limits the rate when it nears 100 %. A CPU that several queues' contexts share (one
+        host core for all queues) is loaded by all of them: each counts with their sum."""
+        load = self._load
+        return max(load, key=load.get)
+
+    @property
+    def _load(self):
         useful = self.useful_cpu
-        return max(useful, key=useful.get)
+        if not self.queues:
+            return useful
+        on_cpu = {}
+        for lab, cpu in zip(self.labels, self.label_cpu, strict=True):
+            on_cpu.setdefault(cpu, []).append(lab)
+        load = dict(useful)
+        for labs in on_cpu.values():
+            if len({lab.split("/")[0] for lab in labs}) > 1:
+                total = sum(useful[lab] for lab in labs)
+                load.update({lab: total for lab in labs})
+        return load
 
     @property
     def useful_cpu(self):
@@ -82,7 +99,7 @@ class Result:
     def saturated(self):
         """Whether the bottleneck context is (nearly) out of CPU — else the offered load is
         simply served and nothing limits it."""
-        return self.useful_cpu[self.bottleneck] >= SATURATED_PCT
+        return self._load[self.bottleneck] >= SATURATED_PCT
 
     @property
     def latency_us(self):
@@ -97,10 +114,11 @@ class Result:
                 for q, p in (("p50", 0.5), ("p99", 0.99))}
 
     def profile(self, context=None):
-        """perf top: share of cycles per op — over every context, over one context label, or
-        over one CPU (``"cpuN"``: what ``perf top -C N`` shows)."""
+        """perf top: share of cycles per op — over every context, over one context label,
+        over one CPU (``"cpuN"``: what ``perf top -C N`` shows) or over one queue (``"qN"``)."""
         sel = [i for i, lab in enumerate(self.labels)
-               if context is None or lab == context or f"cpu{self.label_cpu[i]}" == context]
+               if context is None or lab == context or f"cpu{self.label_cpu[i]}" == context
+               or lab.startswith(f"{context}/")]
         denom = self.op_cycles[sel].sum()
         rows = []
         for i in sel:
@@ -145,8 +163,16 @@ class Result:
             "profile": [{k: (r(v) if isinstance(v, float) else v) for k, v in row.items()}
                         for row in self.profile().head(30).to_dict("records")],
             "invariants": self.invariants,
+            **({"queues": [q.summary() for q in self.queues]} if self.queues else {}),
             **self.extra,
         }
+
+    def summary(self):
+        """Rates, CPU per context and the bottleneck: one queue's line in a multi-queue run."""
+        r = lambda x: float(f"{x:.6g}")  # noqa: E731
+        return {"pps": {k: r(v) for k, v in self.pps.items()},
+                "cpu": {k: r(v) for k, v in self.cpu.items()},
+                "bottleneck": self.bottleneck, "saturated": self.saturated}
 
     def to_json_text(self):
         return json.dumps(self.to_json(), sort_keys=True, indent=1)

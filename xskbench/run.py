@@ -1,7 +1,7 @@
 """``run(config)``: build the arena, run the device's kernel, collect the result."""
 import numpy as np
 
-from . import costs
+from . import costs, queues
 from .devices import DEVICES
 from .results import collect
 
@@ -17,9 +17,17 @@ def emulate(cfg, prof, hz):
     if dev is None:
         raise ValueError(f"device={cfg.device!r}: not emulated; have {', '.join(DEVICES)}")
     cc, cb = prof.arrays(run_speed(cfg))
-    mach = dev.setup(cfg, hz, cc, cb)
-    dev.simulate(mach, cc, cb)
-    return collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    cfgs = queues.queue_configs(cfg)
+    machs = simulate(dev, cfgs, hz, cc, cb)
+    return queues.combine(cfg, [collect(c, mach, prof, cc, cb, dev.packets_in_flight(mach))
+                                for c, mach in zip(cfgs, machs, strict=True)])
+
+
+def simulate(dev, cfgs, hz, cc, cb):
+    """Build one arena per queue config and run them all on one timeline."""
+    machs = [dev.setup(c, hz, cc, cb) for c in cfgs]
+    dev.KERNEL.simulate(*queues.arenas(machs, cfgs[0]), cc, cb)
+    return machs
 
 
 def run_speed(cfg):

@@ -4,6 +4,8 @@ from ..kernels import null_dev as k
 from ..kernels.layout import MC
 from ..machine import Context, build, start_app
 
+KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+
 
 def setup(cfg, hz, cc, cb):
     n = cfg.null
@@ -23,10 +25,6 @@ def setup(cfg, hz, cc, cb):
     m[k.D_L_SYS] = mach.label("sys")
     start_app(mach, cfg, cc, cb, k.APP, k.NAPI)
     return mach
-
-
-def simulate(mach, cc, cb):
-    k.simulate(mach.m, cc, cb)
 
 
 def packets_in_flight(mach):

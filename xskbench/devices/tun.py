@@ -6,6 +6,8 @@ from ..kernels.layout import MC
 from ..kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
 from ..machine import Context, build, start_app
 
+KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+
 
 def _check(cfg):
     if cfg.device != "tun":
@@ -42,10 +44,6 @@ def setup(cfg, hz, cc, cb):
     m[k.D_BURST] = t.pmd_burst
     start_app(mach, cfg, cc, cb, k.APP, k.GUEST)
     return mach
-
-
-def simulate(mach, cc, cb):
-    k.simulate(mach.m, cc, cb)
 
 
 def packets_in_flight(mach):

@@ -4,6 +4,8 @@ from .. import config
 from ..kernels import veth_dev as k
 from ..machine import Context, build, start_app
 
+KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+
 
 def setup(cfg, hz, cc, cb):
     v = cfg.veth
@@ -26,10 +28,6 @@ def setup(cfg, hz, cc, cb):
     m[k.D_L_SYS] = mach.label("sys")
     start_app(mach, cfg, cc, cb, k.APP, k.PEER)
     return mach
-
-
-def simulate(mach, cc, cb):
-    k.simulate(mach.m, cc, cb)
 
 
 def packets_in_flight(mach):

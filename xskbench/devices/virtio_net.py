@@ -8,6 +8,8 @@ from ..kernels.layout import H_ARR_END, MC
 from ..kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
 from ..machine import Context, build, start_app
 
+KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+
 VNET_HDR = 12  # struct virtio_net_hdr_mrg_rxbuf
 HOST_CPU_BASE = 32  # host CPUs are their own CPUs in the engine, apart from the guest's
 
@@ -86,10 +88,6 @@ def setup(cfg, hz, cc, cb):
         m[k.D_L_SYS] = mach.label("sys")
         start_app(mach, cfg, cc, cb, k.APP, k.RXN)
     return mach
-
-
-def simulate(mach, cc, cb):
-    k.simulate(mach.m, cc, cb)
 
 
 def packets_in_flight(mach):

@@ -35,6 +35,7 @@ from .layout import (
     H_RX,
     H_SCR,
     H_SENT_SEQ,
+    H_SHARED_POOL,
     H_START_T,
     H_TX,
     H_TXFULL_DROP,
@@ -429,7 +430,15 @@ def zc_tx_peek_batch(m, cc, cb, n):
         if n > 0:
             count(m, st.TX_RING_EMPTY, 1)
         return 0
-    charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
+    if m[H_SHARED_POOL] > 1:
+        # several sockets on the pool: xsk_tx_peek_release_fallback, one xsk_tx_peek_desc per
+        # desc walking the pool's xsk_tx_list (the other sockets' TX rings are lines other
+        # CPUs write), then xsk_tx_release
+        charge(m, cc, cb, op.XSK_TX_PEEK_DESC, k, 0)
+        charge(m, cc, cb, op.RING_REFRESH, m[H_SHARED_POOL] - 1, 0)
+        charge(m, cc, cb, op.XSK_TX_RELEASE, 1, 0)
+    else:
+        charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
     ck, cidx = prod_reserve(m, cq, k, now(m))
     scr, hr, fr, owner = m[H_SCR], m[H_HEADROOM], m[H_FRAME], m[H_OWN]
     tab, tlb, tmask = geometry(m, tx)

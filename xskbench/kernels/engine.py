@@ -41,6 +41,7 @@ from .layout import (
     H_CPULAST,
     H_CTX,
     H_END,
+    H_EXT_HZN,
     H_IDLE,
     H_JITTER_PPM,
     H_LAT,
@@ -95,6 +96,21 @@ def cx_set(m, c, field, v):
 @njit(cache=True)
 def next_context(m):
     """The context to run next, or -1 when every CPU has passed the end of the run."""
+    best, best_t, _, _ = candidate(m)
+    if best < 0 or best_t >= m[H_END]:
+        return -1
+    return best
+
+
+@njit(cache=True)
+def earlier(t, p, last, best_t, best_p, best_last):
+    """The scheduling order: earliest start, then softirq before threads, then round robin."""
+    return t < best_t or (t == best_t and (p > best_p or (p == best_p and last < best_last)))
+
+
+@njit(cache=True)
+def candidate(m):
+    """The context that can start earliest and its key (start, priority, last run)."""
     best, best_t, best_p, best_last = -1, INF, -1, INF
     clk = m[H_CLK]
     for c in range(m[H_NCTX]):
@@ -104,11 +120,9 @@ def next_context(m):
         t = max(r, m[clk + cx(m, c, CX_CPU)])
         p = cx(m, c, CX_PRIO)
         last = cx(m, c, CX_LAST)
-        if t < best_t or (t == best_t and (p > best_p or (p == best_p and last < best_last))):
+        if earlier(t, p, last, best_t, best_p, best_last):
             best, best_t, best_p, best_last = c, t, p, last
-    if best < 0 or best_t >= m[H_END]:
-        return -1
-    return best
+    return best, best_t, best_p, best_last
 
 
 @njit(cache=True)
@@ -276,8 +290,9 @@ def sample(m):
 @njit(cache=True)
 def horizon(m, c):
     """The earliest time any context other than ``c`` can next run: until then nothing
-    ``c`` could observe changes, except ring entries already stamped in its future."""
-    t = m[H_END]
+    ``c`` could observe changes, except ring entries already stamped in its future. Other
+    queues' contexts (``H_EXT_HZN``) count too: they may need this CPU."""
+    t = min(m[H_END], m[H_EXT_HZN])
     clk = m[H_CLK]
     for o in range(m[H_NCTX]):
         r = cx(m, o, CX_READY)

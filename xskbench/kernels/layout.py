@@ -3,7 +3,8 @@
 The arena ``m`` is one int64 array. Its first ``HDR`` words are the header: scalars of the
 run and the offsets of every object (rings, contexts, counters). Core slots are below
 ``DEV_BASE``; each device kernel numbers its own slots from ``DEV_BASE`` (devices never share
-an arena).
+an arena). With several queues, each queue pair is one arena; ``kernels/multiq.py`` runs them
+on shared CPUs.
 """
 import numpy as np
 
@@ -30,8 +31,11 @@ M32 = 0xFFFFFFFF
     H_PROGRESS, H_QLOG, H_QLOG_N, H_IDLE, H_BASE_IDLE, H_QPROG0, H_JITTER_PPM, H_SEED,
     H_OVER, H_QBUSY0, H_BASE_LAT, H_CPULAB, H_CPULAST, H_NREFRESH, H_TXFULL_DROP,
 ) = range(79)
-DEV_BASE = 80
-HDR = 160
+# multi-queue: the earliest start of any other queue's context (bounds an idle-spin replay),
+# and whether the queues' sockets share one pool (XDP_SHARED_UMEM)
+H_EXT_HZN, H_SHARED_POOL = range(80, 82)
+DEV_BASE = 96
+HDR = 192
 
 # --- context table ---------------------------------------------------------------------
 (

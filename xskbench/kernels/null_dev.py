@@ -22,7 +22,6 @@ from .engine import (
     napi_complete,
     napi_enter,
     napi_schedule,
-    next_context,
     now,
     sample,
     spin_until,
@@ -45,6 +44,7 @@ from .layout import (
     INF,
     WL_TXONLY,
 )
+from .multiq import pick, share
 
 (
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
@@ -267,11 +267,13 @@ def app_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(m, cc, cb):
+def simulate(M, OFF, cc, cb):
+    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
     while True:
-        c = next_context(m)
+        q, c = pick(M, OFF)
         if c < 0:
             break
+        m = M[OFF[q]:OFF[q + 1]]
         begin(m, c)
         if c == APP:
             app_quantum(m, cc, cb)
@@ -279,3 +281,4 @@ def simulate(m, cc, cb):
             napi_quantum(m, cc, cb)
         finish(m, c)
         sample(m)
+        share(M, OFF, q, c)

@@ -40,7 +40,6 @@ from .engine import (
     napi_complete,
     napi_enter,
     napi_schedule,
-    next_context,
     now,
     sample,
     spin_until,
@@ -71,6 +70,7 @@ from .layout import (
     OWN_DEV,
     WL_TXONLY,
 )
+from .multiq import pick, share
 from .ptr_ring import (
     ptr_ring_consume_batched,
     ptr_ring_count,
@@ -348,11 +348,13 @@ def guest_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(m, cc, cb):
+def simulate(M, OFF, cc, cb):
+    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
     while True:
-        c = next_context(m)
+        q, c = pick(M, OFF)
         if c < 0:
             break
+        m = M[OFF[q]:OFF[q + 1]]
         begin(m, c)
         if c == APP:
             app_quantum(m, cc, cb)
@@ -362,6 +364,7 @@ def simulate(m, cc, cb):
             guest_quantum(m, cc, cb)
         finish(m, c)
         sample(m)
+        share(M, OFF, q, c)
 
 
 @njit(cache=True)

@@ -25,7 +25,6 @@ from .engine import (
     finish,
     napi_complete,
     napi_schedule,
-    next_context,
     now,
     sample,
     wake,
@@ -47,6 +46,7 @@ from .layout import (
     OWN_CQ,
     OWN_DEV,
 )
+from .multiq import pick, share
 from .xsk_ring import (
     cons_cancel,
     cons_peek,
@@ -317,12 +317,14 @@ def xsk_app_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(m, cc, cb):
-    mode = m[D_MODE]
+def simulate(M, OFF, cc, cb):
+    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
     while True:
-        c = next_context(m)
+        q, c = pick(M, OFF)
         if c < 0:
             break
+        m = M[OFF[q]:OFF[q + 1]]
+        mode = m[D_MODE]
         begin(m, c)
         if c == APP:
             if mode == MODE_UDP:
@@ -337,6 +339,7 @@ def simulate(m, cc, cb):
             txnapi_quantum(m, cc, cb)
         finish(m, c)
         sample(m)
+        share(M, OFF, q, c)
 
 
 def in_flight(m):

@@ -26,7 +26,6 @@ from .engine import (
     napi_complete,
     napi_enter,
     napi_schedule,
-    next_context,
     now,
     sample,
     wake,
@@ -47,6 +46,7 @@ from .layout import (
     WL_RXDROP,
     WL_TXONLY,
 )
+from .multiq import pick, share
 
 (
     D_TXQ, D_RXQ, D_BUDGET, D_MODE, D_WAKEUP, D_HOSTKIND, D_IRQ_DELAY, D_IPI_DELAY,
@@ -500,12 +500,14 @@ def pmd_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(m, cc, cb):
-    pmd = m[D_MODE] == MODE_PMD
+def simulate(M, OFF, cc, cb):
+    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
     while True:
-        c = next_context(m)
+        q, c = pick(M, OFF)
         if c < 0:
             break
+        m = M[OFF[q]:OFF[q + 1]]
+        pmd = m[D_MODE] == MODE_PMD
         begin(m, c)
         if pmd:
             if c == PMD:
@@ -522,4 +524,5 @@ def simulate(m, cc, cb):
             host_quantum(m, cc, cb, HOST)
         finish(m, c)
         sample(m)
+        share(M, OFF, q, c)
 

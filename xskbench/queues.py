@@ -1,0 +1,154 @@
+"""Multi-queue runs: one arena per queue pair, run on one timeline (kernels/multiq.py).
+
+``queue_configs`` turns a config with ``mq.queues = N`` into N single-queue configs: CPUs by the
+pinning policy, the host backend per queue or shared, the offered rate spread RSS-like, the
+UMEM private or split. ``combine`` merges the per-queue results into one whose context labels
+are ``q<i>/<context>``, with the per-queue results kept beside it.
+"""
+from dataclasses import fields
+
+import numpy as np
+import pandas as pd
+
+from . import config
+from .kernels import layout as L
+
+#: device -> its config section and the CPU fields that are host (backend) CPUs
+DEVICE_SECTION = {"null": "null", "virtio-net": "virtio", "tun": "tun", "veth": "veth"}
+HOST_CPU_FIELDS = {"virtio-net": ("host_cpu",), "tun": ("vhost_cpu",)}
+HOST_NUMBERED_APART = {"virtio-net"}  # its host CPUs are not the guest's (virtio_net.py)
+#: device -> the field of a rate every queue shares (the null NIC's wire: fair shares)
+WIRE_FIELD = {"null": "line_rate_pps"}
+MAX_CPU = 63
+
+
+def traffic_shares(n, skew):
+    """RSS: queue 0 carries 1/n + skew·(1 - 1/n) of the offered rate, the rest split evenly."""
+    if n == 1:
+        return [1.0]
+    hot = 1.0 / n + skew * (1.0 - 1.0 / n)
+    return [hot] + [(1.0 - hot) / (n - 1)] * (n - 1)
+
+
+def _cpu_plan(cfg):
+    """{field: [cpu of queue 0, 1, ...]} for the device section's CPU fields."""
+    mq, dev, n = cfg.mq, cfg.device, cfg.mq.queues
+    sec = getattr(cfg, DEVICE_SECTION[dev])
+    host = HOST_CPU_FIELDS.get(dev, ())
+    cpu_fields = [f.name for f in fields(sec) if f.name.endswith("_cpu")]
+    apart = dev in HOST_NUMBERED_APART
+    stride = max(getattr(sec, f) for f in cpu_fields if not (apart and f in host)) + 1
+    plan = {}
+    for f in cpu_fields:
+        cpu = getattr(sec, f)
+        if f in host and (mq.host == "shared" or mq.pinning == "one-cpu"):
+            plan[f] = [cpu] * n                   # one core, or per-queue workers on one core
+        elif f in host and apart:
+            plan[f] = [cpu + q for q in range(n)]  # a host core per queue
+        elif mq.pinning == "spread":
+            plan[f] = [cpu + q * stride for q in range(n)]
+        elif mq.pinning == "same-cpu":
+            plan[f] = [n + q if f in host else q for q in range(n)]
+        else:
+            plan[f] = [cpu] * n
+    return plan
+
+
+def check(cfg):
+    """Multi-queue requests that cannot be laid out: named field, value and what is allowed."""
+    mq = cfg.mq
+    if mq.skew > 0 and cfg.workload.rate_pps is None:
+        raise ValueError(f"mq.skew={mq.skew:g} needs workload.rate_pps (an offered rate to "
+                         "spread over the queues); allowed: mq.skew=0 without a rate")
+    if mq.queues == 1:
+        return
+    for f, cpus in _cpu_plan(cfg).items():
+        if max(cpus) > MAX_CPU:
+            raise ValueError(f"mq.queues={mq.queues} with mq.pinning={mq.pinning!r} puts "
+                             f"{DEVICE_SECTION[cfg.device]}.{f} on CPU {max(cpus)}; allowed: "
+                             f"CPUs 0..{MAX_CPU} (fewer queues or another pinning)")
+    if mq.umem == "shared" and cfg.xsk.umem_frames // mq.queues < cfg.xsk.fill_size:
+        raise ValueError(f"mq.umem='shared' splits xsk.umem_frames={cfg.xsk.umem_frames} over "
+                         f"mq.queues={mq.queues} ({cfg.xsk.umem_frames // mq.queues} each); "
+                         f"allowed: at least xsk.fill_size={cfg.xsk.fill_size} per queue")
+    try:
+        queue_configs(cfg)
+    except ValueError as err:  # a per-queue share leaves its field's range
+        raise ValueError(f"mq.queues={mq.queues} gives each queue {err}") from None
+
+
+if check not in config.EXTRA_CHECKS:
+    config.EXTRA_CHECKS.append(check)
+
+
+def queue_configs(cfg):
+    """The single-queue config of each queue pair."""
+    mq = cfg.mq
+    if mq.queues == 1:
+        return [cfg]
+    section = DEVICE_SECTION[cfg.device]
+    plan = _cpu_plan(cfg)
+    rate = cfg.workload.rate_pps
+    out = []
+    for q, share in enumerate(traffic_shares(mq.queues, mq.skew)):
+        changes = {f"{section}.{f}": cpus[q] for f, cpus in plan.items()}
+        changes["workload.rate_pps"] = None if rate is None else rate * share
+        if cfg.device in WIRE_FIELD:
+            wire = f"{section}.{WIRE_FIELD[cfg.device]}"
+            changes[wire] = getattr(getattr(cfg, section), WIRE_FIELD[cfg.device]) / mq.queues
+        if mq.umem == "shared":  # XDP_SHARED_UMEM across queues: the frames split
+            changes["xsk.umem_frames"] = cfg.xsk.umem_frames // mq.queues
+        # each queue's own config is single-queue (the pool's sockets: see arenas)
+        changes.update({"mq.queues": 1, "mq.skew": 0.0,
+                        "mq.umem": "shared-pool" if mq.umem == "shared-pool" else "private"})
+        out.append(cfg.replace(**changes))
+    return out
+
+
+def arenas(machs, cfg):
+    """The queues' arenas end to end (``M``, ``OFF``); each machine then views its part.
+    With ``mq.umem = shared-pool`` every socket knows how many share its pool."""
+    if cfg.mq.umem == "shared-pool":
+        for mc in machs:
+            mc.m[L.H_SHARED_POOL] = len(machs)
+    if len(machs) == 1:
+        m = machs[0].m
+        return m, np.array([0, len(m)], dtype=np.int64)
+    off = np.concatenate([[0], np.cumsum([len(mc.m) for mc in machs])]).astype(np.int64)
+    big = np.concatenate([mc.m for mc in machs])
+    for q, mc in enumerate(machs):
+        mc.m = big[off[q]:off[q + 1]]
+    return big, off
+
+
+def _sum_tree(items):
+    """Sum dicts of numbers (nested) key by key; booleans combine with all()."""
+    first = items[0]
+    if isinstance(first, dict):
+        return {k: _sum_tree([it[k] for it in items]) for k in first}
+    if isinstance(first, bool):
+        return all(items)
+    return sum(items)
+
+
+def combine(cfg, results):
+    """One Result for the whole machine: labels ``q<i>/<ctx>``, op tables stacked, counters
+    and books summed; the per-queue results are kept in ``queues``."""
+    from .results import Result
+
+    if len(results) == 1:
+        return results[0]
+    r0 = results[0]
+    labels = tuple(f"q{q}/{lab}" for q, r in enumerate(results) for lab in r.labels)
+    label_cpu = tuple(c for r in results for c in r.label_cpu)
+    stack = lambda name: np.concatenate([getattr(r, name) for r in results])  # noqa: E731
+    occ = pd.concat([r.occupancy for r in results]).groupby("time_us", as_index=False).sum()
+    inv = _sum_tree([r.invariants for r in results])
+    inv["per_queue"] = [r.invariants for r in results]
+    res = Result(cfg, labels, label_cpu, r0.hz, r0.window_s, stack("busy"), stack("idle"),
+                 stack("op_calls"), stack("op_bytes"), stack("op_cycles"),
+                 _sum_tree([r.counters for r in results]),
+                 _sum_tree([r.totals for r in results]),
+                 sum(r.latency_hist for r in results),
+                 occ, inv, r0.profile_name, queues=list(results))
+    return res
