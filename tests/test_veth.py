@@ -70,6 +70,8 @@ def test_bottlenecks_match_the_seed():
     assert copy.cpu_per_cpu["cpu1"] > 95                 # the peer's softirq saturates
     assert copy.counters["veth_xdp_ring_full"] > 0         # the sender outruns it: drops
     assert batch.cpu["app"] > 95                          # the user-space sender limits
+    assert batch.bottleneck == "app" and batch.saturated   # ... and the result names it
+    assert udp.saturated and udp.bottleneck in ("sys", "backlog")  # the sending CPU is full
     assert batch.counters["veth_xdp_ring_full"] == 0
 
 

@@ -97,9 +97,14 @@ class Result:
 
     @property
     def saturated(self):
-        """Whether the bottleneck context is (nearly) out of CPU — else the offered load is
-        simply served and nothing limits it."""
-        return self._load[self.bottleneck] >= SATURATED_PCT
+        """Whether the bottleneck context is (nearly) out of CPU — its CPU's useful work,
+        whoever else runs there, nears 100 % — else the offered load is simply served and
+        nothing limits it."""
+        cpu = self.label_cpu[self.labels.index(self.bottleneck)]
+        useful = self.useful_cpu
+        on_cpu = sum(useful[lab] for lab, c in zip(self.labels, self.label_cpu, strict=True)
+                     if c == cpu)
+        return on_cpu >= SATURATED_PCT
 
     @property
     def latency_us(self):

@@ -331,6 +331,7 @@ def guest_quantum(m, cc, cb):
     got = min(m[D_G_USED] - m[D_G_CONS], m[D_GBUDGET])
     charge(m, cc, cb, op.VIRTNET_RECEIVE, got, 0)
     m[D_G_CONS] += got
+    m[H_PROGRESS] += got  # received packets: not an empty poll
     count(m, st.GUEST_RX_PACKETS, got)
     free = m[D_G_SIZE] - (m[D_G_AVAIL] - m[D_G_CONS])
     if free > 0:

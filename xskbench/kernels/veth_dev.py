@@ -39,6 +39,7 @@ from .layout import (
     H_HEADROOM,
     H_OWN,
     H_PKTLEN,
+    H_PROGRESS,
     H_QLABEL,
     H_SENT_SEQ,
     H_START_T,
@@ -158,6 +159,7 @@ def backlog_quantum(m, cc, cb):
     charge(m, cc, cb, op.KFREE_SKB, n, 0)
     charge(m, cc, cb, op.SOCK_WFREE, n, 0)
     m[D_BN] -= n
+    m[H_PROGRESS] += n  # moved packets: not an empty poll
     count(m, st.TX_PACKETS, n)
     count(m, st.TX_BYTES, n * m[H_PKTLEN])
     _poll_end(m, BACKLOG, n, m[D_BN])
