@@ -65,6 +65,15 @@ def _warm_kaleido() -> None:
         atexit.register(_stop_kaleido)
 
 
+def _write_image(fig: Any, path: Path, **kw: Any) -> None:
+    """``pio.write_image``, once more if the first attempt fails: on a loaded machine
+    kaleido's page can be asked to render before its scripts have loaded."""
+    try:
+        pio.write_image(fig, path, **kw)
+    except Exception:  # noqa: BLE001 - kaleido raises its own JavascriptError types
+        pio.write_image(fig, path, **kw)
+
+
 def _stop_kaleido() -> None:
     with _kaleido_lock:
         if _kaleido_state["server"]:
@@ -257,8 +266,8 @@ def export(obj: Any, stem: str | os.PathLike, *, result: Any = None,
             # plotly's note that kaleido options are ignored with a warm server
             warnings.filterwarnings("ignore", message="The kopts argument is ignored")
             for f in images:
-                pio.write_image(fig, paths[f], format=f, width=width, height=height,
-                                scale=scale if f == "png" else 1)
+                _write_image(fig, paths[f], format=f, width=width, height=height,
+                             scale=scale if f == "png" else 1)
     if "html" in paths:
         fig.write_html(paths["html"], include_plotlyjs=True, full_html=True,
                        include_mathjax=False, config={"displaylogo": False})

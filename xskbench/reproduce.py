@@ -142,6 +142,8 @@ def write(df, out_dir):
 
     import plotly.graph_objects as go
 
+    from .export import export
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "reproduce.csv", index=False)
@@ -153,9 +155,7 @@ def write(df, out_dir):
                          go.Bar(name="emulated", x=labels, y=part.emulated)],
                         layout=dict(title=str(seed)[:80], barmode="group"))
         stem = out / ("seed-" + "".join(c if c.isalnum() else "-" for c in str(seed))[:40])
-        fig.write_html(f"{stem}.html", include_plotlyjs=True)
-        for ext in ("png", "svg"):
-            fig.write_image(f"{stem}.{ext}")
+        export(fig, stem, formats=("png", "svg", "html"))
 
 
 def _has_tabulate():
