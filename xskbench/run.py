@@ -1,7 +1,7 @@
 """``run(config)``: build the arena, run the device's kernel, collect the result."""
 import numpy as np
 
-from . import costs
+from . import costs, faults
 from .devices import DEVICES
 from .results import collect
 
@@ -19,7 +19,10 @@ def emulate(cfg, prof, hz):
     cc, cb = prof.arrays(run_speed(cfg))
     mach = dev.setup(cfg, hz, cc, cb)
     dev.simulate(mach, cc, cb)
-    return collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    res = collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    if (fault_report := faults.report(cfg, mach)) is not None:
+        res.extra["faults"] = fault_report
+    return res
 
 
 def run_speed(cfg):

@@ -5,6 +5,7 @@ widgets pick it up from there.
 """
 
 from xskbench.sections.afxdp import TestbedConfig, WorkloadConfig, XskConfig
+from xskbench.sections.faults import FaultsConfig
 from xskbench.sections.null import NullConfig
 from xskbench.sections.tun import TunConfig
 from xskbench.sections.veth import VethConfig
@@ -13,6 +14,7 @@ from xskbench.sections.virtio import VirtioConfig
 #: Section name -> class, in the order used by RunConfig, JSON and ``xskbench fields``.
 SECTIONS: dict[str, type] = {cls.SECTION: cls for cls in (
     XskConfig, WorkloadConfig, TestbedConfig, NullConfig, VirtioConfig, TunConfig, VethConfig,
+    FaultsConfig,
 )}
 
 
@@ -24,5 +26,5 @@ def section_class(name: str) -> type:
         raise ValueError(f"unknown section {name!r}; allowed: {', '.join(SECTIONS)}") from None
 
 
-__all__ = ["SECTIONS", "NullConfig", "TestbedConfig", "TunConfig", "VethConfig", "VirtioConfig",
-           "WorkloadConfig", "XskConfig", "section_class"]
+__all__ = ["SECTIONS", "FaultsConfig", "NullConfig", "TestbedConfig", "TunConfig", "VethConfig",
+           "VirtioConfig", "WorkloadConfig", "XskConfig", "section_class"]
