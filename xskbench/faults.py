@@ -2,9 +2,11 @@
 (``kernels/faults.py``) and the recovery times a run reports.
 
 A recovery time is measured per fault window that ends inside the measured window: from the
-window's end until the delivered rate (rx + tx packets over ``RECOVERY_SAMPLES`` time-series
-steps) is back within ``RECOVERY_TOL`` of the rate before the window, or None ("not
-recovered") if that does not happen before the next window or the end of the run.
+window's end until the delivered rate (rx + tx packets over a sliding interval of at least
+``RECOVERY_SAMPLES`` time-series steps and ``RECOVERY_PACKETS`` packets at the pre-fault rate,
+since packets complete in batches) is back within ``RECOVERY_TOL`` of the rate before the
+window; None ("not recovered") if that does not happen before the next window or the run's
+end.
 """
 import numpy as np
 
@@ -13,10 +15,13 @@ from .kernels import faults as kf
 from .kernels import layout as L
 from .kernels.engine import seed_rng
 
-# The device's host-side context (what ``stall_context = "host"`` names).
-HOST_CONTEXT = {"null": "napi", "virtio-net": "host", "tun": "vhost", "veth": "napi"}
+# The device's host-side context (what ``stall_context = "host"`` names): the backend, or for
+# veth the NAPI running the peer's stack (mode-specific).
+HOST_CONTEXT = {"null": "napi", "virtio-net": "host", "tun": "vhost", "veth": "napi",
+                ("veth", "udp"): "backlog", ("veth", "zerocopy"): "napi_tx"}
 RECOVERY_TOL = 0.10
 RECOVERY_SAMPLES = 4
+RECOVERY_PACKETS = 500
 # (kind, length field, period field): the periodic faults, whose windows get recovery times
 WINDOWS = (("stall", "stall_us", "stall_period_us"),
            ("spike", "spike_window_us", "spike_period_us"),
@@ -103,7 +108,8 @@ def install(m, off, cfg, contexts, mc_per_s):
     mc = lambda us: round(us * 1e-6 * mc_per_s)  # noqa: E731
     m[L.H_FAULT] = off
     if f.stall_us > 0:
-        name = HOST_CONTEXT[cfg.device] if f.stall_context == "host" else f.stall_context
+        host = HOST_CONTEXT.get((cfg.device, cfg.mode), HOST_CONTEXT[cfg.device])
+        name = host if f.stall_context == "host" else f.stall_context
         hit = [i for i, c in enumerate(contexts) if c.name == name]
         if not hit:
             names = ", ".join(repr(c.name) for c in contexts)
@@ -144,7 +150,8 @@ def recovery(t, d, start, end, next_start, pre_from):
     pre = _rate(t, d, i0, i1) if i1 > i0 else None
     if not pre:
         return pre, None
-    w = RECOVERY_SAMPLES
+    step = (t[-1] - t[0]) / max(len(t) - 1, 1)
+    w = max(RECOVERY_SAMPLES, int(np.ceil(RECOVERY_PACKETS / (pre * step))))
     for i in range(int(np.searchsorted(t, end)), len(t) - w):
         if t[i + w] > next_start:
             break

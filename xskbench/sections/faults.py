@@ -25,8 +25,9 @@ class FaultsConfig(Section):
     SECTION = "faults"
 
     stall_context: str = fld("host", "context descheduled by the stall windows: 'host' = the "
-                             "device's host side (virtio host, tun vhost, veth and null "
-                             "napi) or any context name of the run (app, napi_rx, guest, ...)",
+                             "device's host side (virtio host, tun vhost, null napi; veth: "
+                             "the peer's NAPI, i.e. napi / napi_tx in zerocopy / backlog in "
+                             "udp) or any context name of the run (app, napi_rx, guest, ...)",
                              pattern=r"[a-z][a-z0-9_]*")
     stall_us: float = _us("length of each stall window: the context cannot run (charges "
                           "nothing); 0 = off")
