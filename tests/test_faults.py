@@ -32,7 +32,7 @@ def _pps(res):
 
 
 def _windows(res, kind):
-    return [w for w in res.extra["faults"]["windows"] if w["fault"] == kind]
+    return [w for w in res.faults["windows"] if w["fault"] == kind]
 
 
 # --- host stall: the device's host side descheduled ------------------------------------------
@@ -52,7 +52,7 @@ def test_host_stall_lowers_the_rate_and_recovers(device, mode, extra):
     wins = _windows(res, "stall")
     assert len(wins) == 3 and all(w["end_us"] - w["start_us"] > 0 for w in wins)
     assert any(w["recovery_us"] is not None and w["recovery_us"] >= 0 for w in wins)
-    assert res.to_json()["faults"]["windows"] == res.extra["faults"]["windows"]
+    assert res.to_json()["faults"]["windows"] == wins
 
 
 def test_vhost_stall_fills_the_ptr_ring_and_tun_drops():
@@ -79,7 +79,7 @@ def test_any_context_can_be_descheduled_and_a_wrong_name_is_refused():
 def test_lost_and_late_notifications_are_recovered_by_later_ones(device, mode, extra):
     base = _run(device, mode, **extra)
     res = _run(device, mode, **extra, **IRQ)
-    n = res.extra["faults"]["notifications"]
+    n = res.faults["notifications"]
     assert n["lost"] > 0 and n["late"] > 0
     assert _pps(res) > 0.9 * _pps(base)  # the next kick / signal / sk_data_ready recovers
 
@@ -88,7 +88,7 @@ def test_a_lost_kick_with_event_idx_is_not_recovered():
     """virtio pmd + vhost-net: the guest kicks only when it passes avail_event, which the
     sleeping worker never moves: one lost kick stops transmission (the books still hold)."""
     res = _run("virtio-net", "pmd", **{"virtio.host": "vhost-net", "faults.irq_lost_prob": 1.0})
-    assert res.extra["faults"]["notifications"]["lost"] > 0
+    assert res.faults["notifications"]["lost"] > 0
     assert res.counters["tx_packets"] == 0 and res.counters["tx_errors"] > 0
 
 
@@ -100,7 +100,7 @@ def test_a_lost_kick_with_event_idx_is_not_recovered():
 def test_spike_windows_delay_notifications(device, mode, extra):
     base = _run(device, mode, **extra)
     res = _run(device, mode, **extra, **SPIKE)
-    assert res.extra["faults"]["notifications"]["spiked"] > 0
+    assert res.faults["notifications"]["spiked"] > 0
     assert res.latency_us["p99"] >= base.latency_us["p99"]
     assert len(_windows(res, "spike")) == 3
 
@@ -120,7 +120,7 @@ def test_fill_starvation_empties_the_fill_ring(device, mode, drop):
     base = _run(device, mode, **extra)
     res = _run(device, mode, **extra, **FILL)
     assert res.counters["fill_ring_empty_descs"] > base.counters["fill_ring_empty_descs"]
-    assert res.extra["faults"]["fill_refills_skipped"] > 0
+    assert res.faults["fill_refills_skipped"] > 0
     if drop:
         assert res.counters[drop] > base.counters[drop]
     assert _pps(res) < _pps(base)

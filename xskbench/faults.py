@@ -106,6 +106,11 @@ def install(m, off, cfg, contexts, mc_per_s):
     ``faults.stall_context`` names no context of this run."""
     f = cfg.faults
     mc = lambda us: round(us * 1e-6 * mc_per_s)  # noqa: E731
+
+    def window(length, period):  # in virtual time, still 0 < length < period after rounding
+        p = max(2, mc(period))
+        return min(max(1, mc(length)), p - 1), p
+
     m[L.H_FAULT] = off
     if f.stall_us > 0:
         host = HOST_CONTEXT.get((cfg.device, cfg.mode), HOST_CONTEXT[cfg.device])
@@ -117,7 +122,7 @@ def install(m, off, cfg, contexts, mc_per_s):
                              f"mode {cfg.mode!r} has the contexts 'host', {names}")
         for i in hit:
             base = m[L.H_CTX] + i * L.CX_N
-            m[base + L.CX_STALL], m[base + L.CX_STALL_PER] = mc(f.stall_us), mc(f.stall_period_us)
+            m[base + L.CX_STALL], m[base + L.CX_STALL_PER] = window(f.stall_us, f.stall_period_us)
     on = active(f)
     if "irq" in on or "spike" in on:
         m[off + kf.F_NOTIFY] = 1
@@ -127,14 +132,14 @@ def install(m, off, cfg, contexts, mc_per_s):
         seed_rng(m)  # pmd mode has no start_app; elsewhere start_app seeds it again, the same
     if "spike" in on:
         m[off + kf.F_SPIKE] = mc(f.spike_us)
-        m[off + kf.F_SPIKE_LEN], m[off + kf.F_SPIKE_PER] = (mc(f.spike_window_us),
-                                                            mc(f.spike_period_us))
+        m[off + kf.F_SPIKE_LEN], m[off + kf.F_SPIKE_PER] = window(f.spike_window_us,
+                                                                  f.spike_period_us)
     if "fill_stop" in on:
-        m[off + kf.F_FILL_LEN], m[off + kf.F_FILL_PER] = (mc(f.fill_stop_us),
-                                                          mc(f.fill_stop_period_us))
+        m[off + kf.F_FILL_LEN], m[off + kf.F_FILL_PER] = window(f.fill_stop_us,
+                                                                f.fill_stop_period_us)
     if "burst" in on:
         m[off + kf.F_BURST_X] = round((f.burst_factor - 1) * kf.X_SCALE)
-        m[off + kf.F_BURST_LEN], m[off + kf.F_BURST_PER] = mc(f.burst_us), mc(f.burst_period_us)
+        m[off + kf.F_BURST_LEN], m[off + kf.F_BURST_PER] = window(f.burst_us, f.burst_period_us)
 
 
 # --- after the run: recovery times -----------------------------------------------------------
@@ -201,7 +206,7 @@ def report(cfg, mach):
 
 def lines(res):
     """The fault part of the text report (empty without faults)."""
-    rep = res.extra.get("faults")
+    rep = res.faults
     if not rep:
         return []
     out = ["", f" faults: {', '.join(rep['active'])}"]
