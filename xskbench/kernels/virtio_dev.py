@@ -240,8 +240,8 @@ def _xsk_wakeup(m, cc, cb):
         last = m[D_TXLAST]
         if cx(m, last, CX_CPU) != cx(m, APP, CX_CPU):
             charge(m, cc, cb, op.IPI_SEND, 1, 0)
-            _tx_schedule(m, last, notify_at(m, now(m) + m[D_IPI_DELAY]), True)
-            count(m, st.NAPI_SCHEDULES, 1)
+            if _tx_schedule(m, last, notify_at(m, now(m) + m[D_IPI_DELAY]), True):
+                count(m, st.NAPI_SCHEDULES, 1)  # (not when the IPI was lost)
             return
     charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
     count(m, st.NAPI_SCHEDULES, 1)
