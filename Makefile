@@ -33,8 +33,10 @@ lab: venv
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=notebooks $(ALLOW_ROOT) \
 	    --LabApp.default_url=/lab/tree/index.ipynb
 
+# The whole suite, then the bounds-checked pass (CI's .ci/run calls this target).
 test: venv
 	$(VPY) -m pytest -n 2
+	$(MAKE) --no-print-directory test-boundscheck
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -63,8 +65,9 @@ soak: venv
 
 # The core tests with numba's bounds checking on; that code is compiled into its own cache
 # (the normal one's directory, keyed by the source hash, + "-boundscheck") so that it never
-# replaces the normal (unchecked) cache.
+# replaces the normal (unchecked) cache. test_properties runs every device kernel in every
+# mode with random faults; test_faults every fault on every device it applies to.
 test-boundscheck: venv
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$$($(VPY) -c 'import xskbench.paths, os; \
 	    print(os.environ["NUMBA_CACHE_DIR"])')-boundscheck" $(VPY) -m pytest -p no:cacheprovider \
-	    tests/test_core.py tests/test_xsk_ring.py tests/test_properties.py
+	    -n 2 tests/test_core.py tests/test_xsk_ring.py tests/test_properties.py tests/test_faults.py

@@ -136,6 +136,41 @@ COMBOS = {
                    ["workload.kind='rxdrop'", "'tun'", "'txonly'"]),
     "tun l2fwd": ({"device": "tun", "mode": "zerocopy", "workload.kind": "l2fwd"},
                   ["workload.kind='l2fwd'", "'txonly'"]),
+    # faults (issue #10): unlike other devices' fields, a fault that cannot act is refused
+    "stall without period": ({"faults.stall_us": 50.0},
+                             ["faults.stall_period_us=0 must be > faults.stall_us=50"]),
+    "stall period = length": ({"faults.stall_us": 50.0, "faults.stall_period_us": 50.0},
+                              ["faults.stall_period_us=50 must be > faults.stall_us=50"]),
+    "fill stop period < length": ({"device": "null", "workload.kind": "rxdrop",
+                                   "faults.fill_stop_us": 20.0,
+                                   "faults.fill_stop_period_us": 10.0},
+                                  ["faults.fill_stop_period_us=10", "> faults.fill_stop_us=20"]),
+    "spike without window": ({"faults.spike_us": 5.0},
+                             ["faults.spike_us=5 needs faults.spike_window_us > 0"]),
+    "spike window without period": ({"faults.spike_us": 5.0, "faults.spike_window_us": 10.0},
+                                    ["faults.spike_period_us=0", "> faults.spike_window_us=10"]),
+    "burst without length": ({"faults.burst_factor": 2.0},
+                             ["faults.burst_factor=2 needs faults.burst_us > 0"]),
+    "burst unpaced": ({"faults.burst_factor": 2.0, "faults.burst_us": 10.0,
+                       "faults.burst_period_us": 100.0},
+                      ["faults.burst_factor=2", "unpaced", "workload.rate_pps"]),
+    "burst on virtio rxdrop": ({"device": "virtio-net", "workload.kind": "rxdrop",
+                                "workload.rate_pps": 1e6, "faults.burst_factor": 2.0,
+                                "faults.burst_us": 10.0, "faults.burst_period_us": 100.0},
+                               ["faults.burst_factor=2", "'virtio-net'", "'rxdrop'"]),
+    "fill stop on txonly": ({"faults.fill_stop_us": 10.0, "faults.fill_stop_period_us": 100.0},
+                            ["faults.fill_stop_us=10", "'txonly'", "rxdrop or l2fwd"]),
+    "fill stop in pmd": ({"device": "virtio-net", "mode": "pmd", "workload.kind": "rxdrop",
+                          "faults.fill_stop_us": 10.0, "faults.fill_stop_period_us": 100.0},
+                         ["faults.fill_stop_us=10", "mode 'pmd'", "not mode pmd"]),
+    "lost irq on veth": ({"device": "veth", "mode": "copy", "faults.irq_lost_prob": 0.1},
+                         ["faults.irq_lost_prob/irq_late_prob", "'veth'", "no interrupt"]),
+    "spike on veth": ({"device": "veth", "faults.spike_us": 5.0, "faults.spike_window_us": 10.0,
+                       "faults.spike_period_us": 100.0}, ["faults.spike_us", "'veth'"]),
+    "late irq on vhost-user pmd": ({"device": "virtio-net", "mode": "pmd",
+                                    "faults.irq_late_prob": 0.5, "faults.irq_late_us": 1.0},
+                                   ["faults.irq_lost_prob/irq_late_prob", "mode 'pmd'",
+                                    "virtio.host='vhost-net'"]),
 }
 
 
@@ -176,6 +211,7 @@ def test_veth_receive_workloads_are_refused_before_emulating(kind):
 
 # --- fields of other devices / unused by the mode: allowed and ignored --------------------------
 
+# (faults are the exception: one that cannot act on the run is refused, see COMBOS)
 IGNORED = {"tun.zc_version": 2, "virtio.desc_cache_threshold": 1, "veth.batch": True,
            "null.ring_size": 64}
 
@@ -206,6 +242,9 @@ def test_fields_a_run_does_not_use_are_ignored(device, mode, ignored):
     ["--device", "virtio-net", "--set", "virtio.desc_cache=true", "virtio.indirect=false"],
     ["--set", "bogus.field=1"],
     ["--rate", "0"],
+    ["--set", "faults.stall_us=50"],
+    ["--device", "tun", "--set", "faults.stall_us=50", "faults.stall_period_us=500",
+     "faults.stall_context=bogus"],
 ])
 def test_cli_reports_one_line_and_exits_2(args):
     proc = subprocess.run([sys.executable, "-m", "xskbench", "run", *args], cwd=ROOT,

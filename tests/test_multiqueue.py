@@ -139,3 +139,16 @@ def test_bad_multiqueue_requests_name_the_field(sets, field):
     with pytest.raises(ValueError, match=field.replace(".", r"\.")) as err:
         RunConfig(device="null", mode="zerocopy").override(sets)
     assert "allowed" in str(err.value) or "must be" in str(err.value)
+
+
+def test_faults_hit_every_queue_and_keep_the_books():
+    """A fill-ring stop on a 2-queue rxdrop run: every queue starves, drops with its kernel
+    name, keeps its books, and reports its fault windows."""
+    sets = ["workload.kind=rxdrop", "workload.duration_s=0.004", "mq.queues=2",
+            "faults.fill_stop_us=200", "faults.fill_stop_period_us=1500"]
+    res = run(RunConfig(device="null", mode="zerocopy").override(sets))
+    assert res.invariants["balanced"]
+    for q in res.queues:
+        assert q.counters["fill_ring_empty_descs"] > 0
+        assert q.faults is not None and q.faults["windows"]
+    assert res.faults == res.queues[0].faults

@@ -2,7 +2,8 @@
 
 Every field is drawn within its metadata bounds (``xskbench.fields.iter_fields``); the few
 cross-field limits are drawn to hold (packet size within the frame, batch within the rings,
-UMEM at least the fill ring) and whatever validation still rejects is discarded. Runs are
+UMEM at least the fill ring) and whatever validation still rejects is discarded. Faults are
+drawn per kind (windows that fit the run); a set the run's device refuses is dropped. Runs are
 short (0.5-2 ms emulated). ``benchmarks/soak.py`` runs the same property many more times.
 """
 
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from xskbench import faults
 from xskbench.config import DEVICE_MODES, XDP_PACKET_HEADROOM, RunConfig
 from xskbench.fields import iter_fields
 from xskbench.run import run
@@ -57,10 +59,31 @@ def _value(info):
 
 
 FIELD_VALUES = {info.path: _value(info) for cls in SECTIONS.values()
-                for info in iter_fields(cls)}
+                for info in iter_fields(cls) if cls.SECTION != "faults"}  # see fault_groups
 # the workload's own limits are drawn below
 SHORT = {"workload.duration_s", "workload.warmup_s", "workload.packet_size", "workload.kind",
          "xsk.batch_size", "xsk.umem_frames"}
+
+
+@st.composite
+def fault_groups(draw):
+    """Faults (issue #10) in windows that fit a short run: one dict per kind switched on."""
+    groups = []
+    for kind, length, period in faults.WINDOWS:
+        if draw(st.booleans()):
+            p = draw(st.integers(20, 400))
+            g = {f"faults.{length}": float(draw(st.integers(1, p - 1))),
+                 f"faults.{period}": float(p)}
+            if kind == "spike":
+                g["faults.spike_us"] = draw(st.floats(0.0, 50.0))
+            if kind == "burst":
+                g["faults.burst_factor"] = draw(st.floats(1.0, 20.0))
+            groups.append(g)
+    if draw(st.booleans()):
+        groups.append({"faults.irq_lost_prob": draw(st.sampled_from([0.0, 0.01, 0.2, 1.0])),
+                       "faults.irq_late_prob": draw(st.floats(0.0, 1.0)),
+                       "faults.irq_late_us": draw(st.floats(0.0, 50.0))})
+    return groups
 
 
 @st.composite
@@ -80,10 +103,16 @@ def configs(draw, combos=tuple(COMBOS)):
     duration = draw(st.sampled_from([0.0005, 0.001, 0.002]))
     values["workload.duration_s"] = duration
     values["workload.warmup_s"] = draw(st.sampled_from([0.0, duration / 4, duration / 2]))
+    groups = draw(fault_groups())  # before the check: what is drawn must not depend on it
     try:
         cfg = RunConfig(device=device, mode=mode).replace(**values)
     except ValueError:
         assume(False)
+    for group in groups:
+        try:  # a fault that cannot act on this device / workload is refused: leave it out
+            cfg = cfg.replace(**group)
+        except ValueError:
+            pass
     return cfg
 
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ops, stats
+from . import faults, ops, stats
 from .kernels import layout as L
 from .kernels.afxdp import app_fill
 from .kernels.engine import seed_rng, wake
@@ -84,6 +84,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     ring_slot = {"fill": L.H_FQ, "completion": L.H_CQ, "rx": L.H_RX, "tx": L.H_TX}
     rings = {n: a.alloc(f"ring_{n}", ring_words(sizes[n])) for n in RING_NAMES}
     dev = {n: a.alloc(n, words) for n, words in (dev_words or {}).items()}
+    fault_off = a.alloc("faults", faults.words(TS_POINTS))
     m = a.build()
     for slot, o in off.items():
         m[slot] = o
@@ -123,6 +124,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
         m[base + L.CX_LABEL] = labels.index(c.name)
         m[base + L.CX_KLABEL] = labels.index(c.ksoftirqd) if c.softirq and c.ksoftirqd else -1
         m[base + L.CX_READY] = L.INF
+    faults.install(m, fault_off, cfg, contexts, mc_per_s)
     for f in range(x.umem_frames):  # every frame starts with the application
         m[m[L.H_APPSTK] + f] = f * x.frame_size
         m[m[L.H_OWN] + f] = L.OWN_APP

@@ -150,5 +150,5 @@ def combine(cfg, results):
                  _sum_tree([r.counters for r in results]),
                  _sum_tree([r.totals for r in results]),
                  sum(r.latency_hist for r in results),
-                 occ, inv, r0.profile_name, queues=list(results))
+                 occ, inv, r0.profile_name, dict(r0.extra), queues=list(results))
     return res

@@ -1,5 +1,5 @@
 """Plain-text reports of a result, at most 72 columns, to paste into a review."""
-from . import stats
+from . import faults, stats
 
 
 def _n(x):
@@ -34,6 +34,7 @@ def xdpsock(res):
     shown = [s for s in stats.TABLE if res.counters[s.name]]
     for s in shown:
         lines.append(f" {s.name:28}{_n(res.counters[s.name]):>16} {s.unit}")
+    lines += faults.lines(res)
     return "\n".join(lines)
 
 

@@ -182,6 +182,12 @@ class Result:
     def to_json_text(self):
         return json.dumps(self.to_json(), sort_keys=True, indent=1)
 
+    @property
+    def faults(self):
+        """The fault windows with their recovery times, and notification counts (see
+        xskbench/faults.py); None when the run had no fault."""
+        return self.extra.get("faults")
+
     def report(self, style="xdpsock"):
         from .report import render
         return render(self, style)

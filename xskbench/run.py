@@ -1,7 +1,7 @@
 """``run(config)``: build the arena, run the device's kernel, collect the result."""
 import numpy as np
 
-from . import costs, queues
+from . import costs, faults, queues
 from .devices import DEVICES
 from .results import collect
 
@@ -19,8 +19,16 @@ def emulate(cfg, prof, hz):
     cc, cb = prof.arrays(run_speed(cfg))
     cfgs = queues.queue_configs(cfg)
     machs = simulate(dev, cfgs, hz, cc, cb)
-    return queues.combine(cfg, [collect(c, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    return queues.combine(cfg, [_collect(dev, c, mach, prof, cc, cb)
                                 for c, mach in zip(cfgs, machs, strict=True)])
+
+
+def _collect(dev, cfg, mach, prof, cc, cb):
+    """One queue's Result, with its fault windows and recovery times if a fault is on."""
+    res = collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    if (fault_report := faults.report(cfg, mach)) is not None:
+        res.extra["faults"] = fault_report
+    return res
 
 
 def simulate(dev, cfgs, hz, cc, cb):

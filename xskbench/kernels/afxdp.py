@@ -12,6 +12,7 @@ from numba import njit
 from .. import ops as op
 from .. import stats as st
 from .engine import charge, count, now
+from .faults import fill_held, fill_stopped, offered_clock, offered_time
 from .layout import (
     H_APPSTK,
     H_APPSTK_N,
@@ -138,7 +139,7 @@ def app_fill(m, cc, cb):
     """Give the application's free frames to the fill ring (xsk_populate_fill_ring and the
     refill after receive)."""
     n = m[H_APPSTK_N]
-    if n == 0:
+    if n == 0 or fill_stopped(m, now(m)):
         return 0
     fq = m[H_FQ]
     k, idx = prod_reserve(m, fq, n, now(m))
@@ -185,7 +186,7 @@ def _tx_budget(m):
     n = min(m[H_BATCH], m[H_APPSTK_N])
     gap = m[H_GAP]
     if gap > 0:
-        due = (now(m) - m[H_START_T]) // gap + 1
+        due = (offered_clock(m, now(m)) - m[H_START_T]) // gap + 1
         n = min(n, due - m[H_SENT_SEQ])
     return max(n, 0)
 
@@ -241,6 +242,8 @@ def app_rx(m, cc, cb):
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
     if k == 0:
         count(m, st.RX_EMPTY_POLLS, 1)
+        if fill_held(m):
+            app_fill(m, cc, cb)
         kick = 0
         if needs_wakeup(m, m[H_FQ]) or m[H_NEEDWAKE] == 0:
             kick |= KICK_RX
@@ -295,7 +298,7 @@ def app_next_change(m):
     t = min(next_stamp(m, m[H_FQ], True, t0), next_stamp(m, m[H_CQ], False, t0))
     t = min(t, min(next_stamp(m, m[H_RX], False, t0), next_stamp(m, m[H_TX], True, t0)))
     if m[H_GAP] > 0 and m[H_WORKLOAD] == WL_TXONLY:
-        t = min(t, m[H_START_T] + m[H_SENT_SEQ] * m[H_GAP])
+        t = min(t, offered_time(m, m[H_START_T] + m[H_SENT_SEQ] * m[H_GAP]))
     return t
 
 

@@ -59,6 +59,10 @@ LAT_BINS = 160  # latency histogram over cycles: 4 bins per octave
 SCR_WORDS = 2 * 4096  # scratch for batches of descriptors (addr, len)
 QLOG_LEN = 32  # charges remembered per quantum, to replay an idle spin
 
+# --- fault injection (kernels/faults.py): the free header slot and context words -------------
+H_FAULT = 79  # offset of the fault block (0 in arenas built without one)
+CX_STALL, CX_STALL_PER = 14, 15  # a context's descheduling window: length, period (0 = none)
+
 
 class Arena:
     """Builder for the arena: allocates words and records named offsets."""

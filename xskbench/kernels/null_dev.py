@@ -27,6 +27,7 @@ from .engine import (
     spin_until,
     wake,
 )
+from .faults import notify_at, offered_clock, offered_time
 from .layout import (
     CX_A,
     CX_SCHED,
@@ -89,7 +90,7 @@ def _rx_arrivals(m, t):
             m[D_RX_FILL] += 1
         else:
             count(m, st.RX_MISSED, 1)
-        m[H_NEXT_ARR] = a + gap
+        m[H_NEXT_ARR] = offered_time(m, offered_clock(m, a) + gap)
 
 
 @njit(cache=True)
@@ -195,7 +196,7 @@ def napi_quantum(m, cc, cb):
         t = _next_irq(m)
         if t < INF:
             cx_set(m, NAPI, CX_A, 1)
-            wake(m, NAPI, t + delay(m, m[D_IRQ_DELAY]))
+            wake(m, NAPI, notify_at(m, t + delay(m, m[D_IRQ_DELAY])))
 
 
 @njit(cache=True)
@@ -203,7 +204,7 @@ def _kick_napi(m, cc, cb):
     """ndo_xsk_wakeup: if NAPI is idle, fire the queue's interrupt (i40e/mlx5 do)."""
     charge(m, cc, cb, op.XSK_WAKEUP, 1, 0)
     count(m, st.WAKEUPS, 1)
-    if napi_schedule(m, NAPI, now(m) + delay(m, m[D_IRQ_DELAY])):
+    if napi_schedule(m, NAPI, notify_at(m, now(m) + delay(m, m[D_IRQ_DELAY]))):
         charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
         count(m, st.NAPI_SCHEDULES, 1)
         cx_set(m, NAPI, CX_A, 1)
@@ -243,7 +244,7 @@ def _sendto(m, cc, cb):
     afxdp.generic_xmit_done(m)
     if sent and not cx(m, NAPI, CX_SCHED):
         cx_set(m, NAPI, CX_A, 1)
-        wake(m, NAPI, _next_irq(m) + delay(m, m[D_IRQ_DELAY]))
+        wake(m, NAPI, notify_at(m, _next_irq(m) + delay(m, m[D_IRQ_DELAY])))
 
 
 @njit(cache=True)

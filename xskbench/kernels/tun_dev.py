@@ -45,6 +45,7 @@ from .engine import (
     spin_until,
     wake,
 )
+from .faults import notify_at, offered_clock, offered_time
 from .layout import (
     CX_A,
     CX_READY,
@@ -126,7 +127,11 @@ def _vhost_queue(m, cc, cb):
         charge(m, cc, cb, op.WAKE_UP_PROCESS, 1, 0)
         count(m, st.VHOST_WAKEUPS, 1)
         cx_set(m, VHOST, CX_A, 1)
-        wake(m, VHOST, max(now(m) + m[D_IRQ_DELAY], m[D_STALL_UNTIL]))
+        t = notify_at(m, now(m) + m[D_IRQ_DELAY])
+        if t >= INF:  # lost wakeup: nothing queued, the next sk_data_ready queues it again
+            m[D_VH_QUEUED] = 0
+            return
+        wake(m, VHOST, max(t, m[D_STALL_UNTIL]))
 
 
 @njit(cache=True)
@@ -173,10 +178,10 @@ def app_quantum(m, cc, cb):
     gap = m[H_GAP]
     burst = m[D_BURST]
     if gap > 0 and burst > 1 and m[H_WORKLOAD] == WL_TXONLY and m[H_APPSTK_N] >= burst:
-        due = (now(m) - m[H_START_T]) // gap + 1
+        due = (offered_clock(m, now(m)) - m[H_START_T]) // gap + 1
         if due - m[H_SENT_SEQ] < burst:  # the PMD's poll found less than a burst: spin
             charge(m, cc, cb, op.APP_LOOP, 1, 0)
-            t = m[H_START_T] + (m[H_SENT_SEQ] + burst - 1) * gap
+            t = offered_time(m, m[H_START_T] + (m[H_SENT_SEQ] + burst - 1) * gap)
             spin_until(m, cc, cb, min(horizon(m, APP), t))
             wake(m, APP, now(m))
             return
@@ -258,7 +263,7 @@ def _signal_used(m, cc, cb, n):
     m[D_G_USED] += n
     if not cx(m, GUEST, CX_SCHED):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
-        if napi_schedule(m, GUEST, now(m) + m[D_IRQ_DELAY]):
+        if napi_schedule(m, GUEST, notify_at(m, now(m) + m[D_IRQ_DELAY])):
             cx_set(m, GUEST, CX_A, 1)
 
 

@@ -29,6 +29,7 @@ from .engine import (
     sample,
     wake,
 )
+from .faults import offered_time
 from .layout import (
     DEV_BASE,
     H_CNT,
@@ -113,7 +114,7 @@ def udp_app_quantum(m, cc, cb):
     """iperf3 -u -b 0: one datagram per sendto."""
     gap = m[H_GAP]
     if gap > 0:
-        due = m[H_START_T] + m[H_SENT_SEQ] * gap
+        due = offered_time(m, m[H_START_T] + m[H_SENT_SEQ] * gap)
         if due > now(m):
             wake(m, APP, due)
             return

@@ -30,6 +30,7 @@ from .engine import (
     sample,
     wake,
 )
+from .faults import notify_at
 from .layout import (
     CX_A,
     CX_CPU,
@@ -42,6 +43,7 @@ from .layout import (
     H_SCR,
     H_WORKLOAD,
     H_ZC,
+    INF,
     WL_L2FWD,
     WL_RXDROP,
     WL_TXONLY,
@@ -71,15 +73,26 @@ def _kick(m, cc, cb, q):
     if vq.vq_kick_prepare(m, q):
         charge(m, cc, cb, op.VIRTQUEUE_KICK, 1, 0)
         count(m, st.KICKS, 1)
-        if m[D_HOST_SLEEP]:
+        _wake_host(m)
+
+
+@njit(cache=True)
+def _wake_host(m):
+    """A kick wakes a sleeping vhost-net worker; a lost kick leaves it asleep, for the next
+    kick to wake."""
+    if m[D_HOST_SLEEP]:
+        t = notify_at(m, now(m) + m[D_EXIT_DELAY])
+        if t < INF:
             m[D_HOST_SLEEP] = 0
-            h = PHOST if m[D_MODE] == MODE_PMD else HOST
-            wake(m, h, now(m) + m[D_EXIT_DELAY])
+            wake(m, PHOST if m[D_MODE] == MODE_PMD else HOST, t)
 
 
 @njit(cache=True)
 def _tx_schedule(m, c, t, irq):
-    """Schedule the (single) tx NAPI on context ``c``; missed if already scheduled."""
+    """Schedule the (single) tx NAPI on context ``c``; missed if already scheduled. A lost
+    interrupt or IPI (``t`` = INF) schedules nothing."""
+    if t >= INF:
+        return False
     if m[D_TXSCHED]:
         m[D_TXMISSED] = 1
         return False
@@ -98,11 +111,11 @@ def _host_interrupts(m, cc, cb):
     if vq.vq_dev_should_signal(m, m[D_TXQ]):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
         vq.vq_disable_cb(m, m[D_TXQ])  # skb_xmit_done
-        _tx_schedule(m, TXN, t + m[D_IRQ_DELAY], True)
+        _tx_schedule(m, TXN, notify_at(m, t + m[D_IRQ_DELAY]), True)
     if vq.vq_dev_should_signal(m, m[D_RXQ]):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
         vq.vq_disable_cb(m, m[D_RXQ])  # skb_recv_done
-        if napi_schedule(m, RXN, t + m[D_IRQ_DELAY]):
+        if napi_schedule(m, RXN, notify_at(m, t + m[D_IRQ_DELAY])):
             cx_set(m, RXN, CX_A, 1)
 
 
@@ -227,8 +240,8 @@ def _xsk_wakeup(m, cc, cb):
         last = m[D_TXLAST]
         if cx(m, last, CX_CPU) != cx(m, APP, CX_CPU):
             charge(m, cc, cb, op.IPI_SEND, 1, 0)
-            _tx_schedule(m, last, now(m) + m[D_IPI_DELAY], True)
-            count(m, st.NAPI_SCHEDULES, 1)
+            if _tx_schedule(m, last, notify_at(m, now(m) + m[D_IPI_DELAY]), True):
+                count(m, st.NAPI_SCHEDULES, 1)  # (not when the IPI was lost)
             return
     charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
     count(m, st.NAPI_SCHEDULES, 1)
@@ -420,7 +433,9 @@ def host_quantum(m, cc, cb, hctx):
                 # the guest published after this moment (its quantum ran first): it would
                 # have seen avail_event and kicked; deliver that kick (cost left uncharged)
                 count(m, st.KICKS, 1)
-                wake(m, hctx, vq.vq_avail_stamp(m, txq) + m[D_EXIT_DELAY])
+                t = notify_at(m, vq.vq_avail_stamp(m, txq) + m[D_EXIT_DELAY])
+                m[D_HOST_SLEEP] = int(t >= INF)  # lost: asleep until the next kick
+                wake(m, hctx, t)
                 return
             m[D_HOST_SLEEP] = 1
             return
@@ -435,9 +450,7 @@ def _pmd_kick(m, q):
     """virtqueue_notify from user space (cost inside the per-packet ops); wakes vhost-net."""
     if vq.vq_kick_prepare(m, q):
         count(m, st.KICKS, 1)
-        if m[D_HOST_SLEEP]:
-            m[D_HOST_SLEEP] = 0
-            wake(m, PHOST, now(m) + m[D_EXIT_DELAY])
+        _wake_host(m)
 
 
 @njit(cache=True)

@@ -5,6 +5,7 @@ widgets pick it up from there.
 """
 
 from xskbench.sections.afxdp import TestbedConfig, WorkloadConfig, XskConfig
+from xskbench.sections.faults import FaultsConfig
 from xskbench.sections.mq import MqConfig
 from xskbench.sections.null import NullConfig
 from xskbench.sections.tun import TunConfig
@@ -14,7 +15,7 @@ from xskbench.sections.virtio import VirtioConfig
 #: Section name -> class, in the order used by RunConfig, JSON and ``xskbench fields``.
 SECTIONS: dict[str, type] = {cls.SECTION: cls for cls in (
     XskConfig, WorkloadConfig, TestbedConfig, NullConfig, VirtioConfig, TunConfig, VethConfig,
-    MqConfig,
+    MqConfig, FaultsConfig,
 )}
 
 
@@ -26,5 +27,5 @@ def section_class(name: str) -> type:
         raise ValueError(f"unknown section {name!r}; allowed: {', '.join(SECTIONS)}") from None
 
 
-__all__ = ["SECTIONS", "MqConfig", "NullConfig", "TestbedConfig", "TunConfig", "VethConfig",
-           "VirtioConfig", "WorkloadConfig", "XskConfig", "section_class"]
+__all__ = ["SECTIONS", "FaultsConfig", "MqConfig", "NullConfig", "TestbedConfig", "TunConfig",
+           "VethConfig", "VirtioConfig", "WorkloadConfig", "XskConfig", "section_class"]
