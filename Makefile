@@ -70,4 +70,5 @@ soak: venv
 test-boundscheck: venv
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$$($(VPY) -c 'import xskbench.paths, os; \
 	    print(os.environ["NUMBA_CACHE_DIR"])')-boundscheck" $(VPY) -m pytest -p no:cacheprovider \
-	    -n 2 tests/test_core.py tests/test_xsk_ring.py tests/test_properties.py tests/test_faults.py
+	    -n 2 tests/test_core.py tests/test_xsk_ring.py tests/test_properties.py tests/test_faults.py \
+	    tests/test_multiqueue.py
