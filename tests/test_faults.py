@@ -71,11 +71,12 @@ def test_any_context_can_be_descheduled_and_a_wrong_name_is_refused():
 
 # --- lost / late / spiked notifications --------------------------------------------------------
 
-@pytest.mark.parametrize(("device", "mode", "extra"), [
-    ("null", "copy", {"workload.rate_pps": 1e6}),
-    ("virtio-net", "zerocopy", {"workload.rate_pps": 1e6}),
-    ("tun", "copy", {}),
-])
+# paths whose notifications (interrupts, kicks, sk_data_ready) a fault can hit
+NOTIFYING = [("null", "copy", {"workload.rate_pps": 1e6}),
+             ("virtio-net", "zerocopy", {"workload.rate_pps": 1e6}),
+             ("tun", "copy", {})]
+
+@pytest.mark.parametrize(("device", "mode", "extra"), NOTIFYING)
 def test_lost_and_late_notifications_are_recovered_by_later_ones(device, mode, extra):
     base = _run(device, mode, **extra)
     res = _run(device, mode, **extra, **IRQ)
@@ -92,11 +93,7 @@ def test_a_lost_kick_with_event_idx_is_not_recovered():
     assert res.counters["tx_packets"] == 0 and res.counters["tx_errors"] > 0
 
 
-@pytest.mark.parametrize(("device", "mode", "extra"), [
-    ("null", "copy", {"workload.rate_pps": 1e6}),
-    ("virtio-net", "zerocopy", {"workload.rate_pps": 1e6}),
-    ("tun", "copy", {}),
-])
+@pytest.mark.parametrize(("device", "mode", "extra"), NOTIFYING)
 def test_spike_windows_delay_notifications(device, mode, extra):
     base = _run(device, mode, **extra)
     res = _run(device, mode, **extra, **SPIKE)
