@@ -15,10 +15,6 @@ from .kernels import faults as kf
 from .kernels import layout as L
 from .kernels.engine import seed_rng
 
-# The device's host-side context (what ``stall_context = "host"`` names): the backend, or for
-# veth the NAPI running the peer's stack (mode-specific).
-HOST_CONTEXT = {"null": "napi", "virtio-net": "host", "tun": "vhost", "veth": "napi",
-                ("veth", "udp"): "backlog", ("veth", "zerocopy"): "napi_tx"}
 RECOVERY_TOL = 0.10
 RECOVERY_SAMPLES = 4
 RECOVERY_PACKETS = 500
@@ -113,9 +109,9 @@ def install(m, off, cfg, contexts, mc_per_s):
 
     m[L.H_FAULT] = off
     if f.stall_us > 0:
-        host = HOST_CONTEXT.get((cfg.device, cfg.mode), HOST_CONTEXT[cfg.device])
-        name = host if f.stall_context == "host" else f.stall_context
-        hit = [i for i, c in enumerate(contexts) if c.name == name]
+        # "host": the context the device marks as its backend / peer side (Context.host)
+        hit = [i for i, c in enumerate(contexts)
+               if (c.host if f.stall_context == "host" else c.name == f.stall_context)]
         if not hit:
             names = ", ".join(repr(c.name) for c in contexts)
             raise ValueError(f"faults.stall_context={f.stall_context!r}: device {cfg.device!r} "

@@ -24,6 +24,7 @@ class Context:
     cpu: int
     softirq: bool = False
     ksoftirqd: str = ""  # label used once its softirq work moves to ksoftirqd
+    host: bool = False   # the device's backend / peer side (faults.stall_context = "host")
 
 
 @dataclass

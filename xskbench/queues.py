@@ -11,14 +11,9 @@ import numpy as np
 import pandas as pd
 
 from . import config
+from .devices import DEVICES
 from .kernels import layout as L
 
-#: device -> its config section and the CPU fields that are host (backend) CPUs
-DEVICE_SECTION = {"null": "null", "virtio-net": "virtio", "tun": "tun", "veth": "veth"}
-HOST_CPU_FIELDS = {"virtio-net": ("host_cpu",), "tun": ("vhost_cpu",)}
-HOST_NUMBERED_APART = {"virtio-net"}  # its host CPUs are not the guest's (virtio_net.py)
-#: device -> the field of a rate every queue shares (the null NIC's wire: fair shares)
-WIRE_FIELD = {"null": "line_rate_pps"}
 MAX_CPU = 63
 
 
@@ -32,11 +27,11 @@ def traffic_shares(n, skew):
 
 def _cpu_plan(cfg):
     """{field: [cpu of queue 0, 1, ...]} for the device section's CPU fields."""
-    mq, dev, n = cfg.mq, cfg.device, cfg.mq.queues
-    sec = getattr(cfg, DEVICE_SECTION[dev])
-    host = HOST_CPU_FIELDS.get(dev, ())
+    mq, dev, n = cfg.mq, DEVICES[cfg.device], cfg.mq.queues
+    sec = getattr(cfg, dev.SECTION)
+    host = getattr(dev, "HOST_CPU_FIELDS", ())
     cpu_fields = [f.name for f in fields(sec) if f.name.endswith("_cpu")]
-    apart = dev in HOST_NUMBERED_APART
+    apart = getattr(dev, "HOST_CPUS_APART", False)
     stride = max(getattr(sec, f) for f in cpu_fields if not (apart and f in host)) + 1
     plan = {}
     for f in cpu_fields:
@@ -65,7 +60,7 @@ def check(cfg):
     for f, cpus in _cpu_plan(cfg).items():
         if max(cpus) > MAX_CPU:
             raise ValueError(f"mq.queues={mq.queues} with mq.pinning={mq.pinning!r} puts "
-                             f"{DEVICE_SECTION[cfg.device]}.{f} on CPU {max(cpus)}; allowed: "
+                             f"{DEVICES[cfg.device].SECTION}.{f} on CPU {max(cpus)}; allowed: "
                              f"CPUs 0..{MAX_CPU} (fewer queues or another pinning)")
     if mq.umem == "shared" and cfg.xsk.umem_frames // mq.queues < cfg.xsk.fill_size:
         raise ValueError(f"mq.umem='shared' splits xsk.umem_frames={cfg.xsk.umem_frames} over "
@@ -86,16 +81,17 @@ def queue_configs(cfg):
     mq = cfg.mq
     if mq.queues == 1:
         return [cfg]
-    section = DEVICE_SECTION[cfg.device]
+    dev = DEVICES[cfg.device]
+    section = dev.SECTION
     plan = _cpu_plan(cfg)
     rate = cfg.workload.rate_pps
     out = []
     for q, share in enumerate(traffic_shares(mq.queues, mq.skew)):
         changes = {f"{section}.{f}": cpus[q] for f, cpus in plan.items()}
         changes["workload.rate_pps"] = None if rate is None else rate * share
-        if cfg.device in WIRE_FIELD:
-            wire = f"{section}.{WIRE_FIELD[cfg.device]}"
-            changes[wire] = getattr(getattr(cfg, section), WIRE_FIELD[cfg.device]) / mq.queues
+        wire = getattr(dev, "WIRE_FIELD", None)
+        if wire:  # the queues' fair shares of a rate they all pass through
+            changes[f"{section}.{wire}"] = getattr(getattr(cfg, section), wire) / mq.queues
         if mq.umem == "shared":  # XDP_SHARED_UMEM across queues: the frames split
             changes["xsk.umem_frames"] = cfg.xsk.umem_frames // mq.queues
         # each queue's own config is single-queue (the pool's sockets: see arenas)

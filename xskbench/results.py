@@ -72,23 +72,13 @@ class Result:
         """The context doing the most useful work (busy minus empty polls): the one that
         limits the rate when it nears 100 %. A CPU that several queues' contexts share (one
         host core for all queues) is loaded by all of them: each counts with their sum."""
-        load = self._load
+        load = dict(self.useful_cpu)
+        if self.queues:
+            per_cpu = self._useful_per_cpu()
+            for lab, cpu in zip(self.labels, self.label_cpu, strict=True):
+                if len({other.split("/")[0] for other in self._on_cpu(cpu)}) > 1:
+                    load[lab] = per_cpu[cpu]
         return max(load, key=load.get)
-
-    @property
-    def _load(self):
-        useful = self.useful_cpu
-        if not self.queues:
-            return useful
-        on_cpu = {}
-        for lab, cpu in zip(self.labels, self.label_cpu, strict=True):
-            on_cpu.setdefault(cpu, []).append(lab)
-        load = dict(useful)
-        for labs in on_cpu.values():
-            if len({lab.split("/")[0] for lab in labs}) > 1:
-                total = sum(useful[lab] for lab in labs)
-                load.update({lab: total for lab in labs})
-        return load
 
     @property
     def useful_cpu(self):
@@ -101,10 +91,15 @@ class Result:
         whoever else runs there, nears 100 % — else the offered load is simply served and
         nothing limits it."""
         cpu = self.label_cpu[self.labels.index(self.bottleneck)]
+        return self._useful_per_cpu()[cpu] >= SATURATED_PCT
+
+    def _on_cpu(self, cpu):
+        return [lab for lab, c in zip(self.labels, self.label_cpu, strict=True) if c == cpu]
+
+    def _useful_per_cpu(self):
         useful = self.useful_cpu
-        on_cpu = sum(useful[lab] for lab, c in zip(self.labels, self.label_cpu, strict=True)
-                     if c == cpu)
-        return on_cpu >= SATURATED_PCT
+        return {cpu: sum(useful[lab] for lab in self._on_cpu(cpu))
+                for cpu in set(self.label_cpu)}
 
     @property
     def latency_us(self):
@@ -151,7 +146,7 @@ class Result:
         return pd.DataFrame(rows)
 
     def to_json(self):
-        r = lambda x: float(f"{x:.6g}")  # noqa: E731 - stable, readable numbers
+        r = _round
         lat = self.latency_us
         return {
             "version": __version__, "seed": self.config.workload.seed,
@@ -174,7 +169,7 @@ class Result:
 
     def summary(self):
         """Rates, CPU per context and the bottleneck: one queue's line in a multi-queue run."""
-        r = lambda x: float(f"{x:.6g}")  # noqa: E731
+        r = _round
         return {"pps": {k: r(v) for k, v in self.pps.items()},
                 "cpu": {k: r(v) for k, v in self.cpu.items()},
                 "bottleneck": self.bottleneck, "saturated": self.saturated}
@@ -191,6 +186,11 @@ class Result:
     def report(self, style="xdpsock"):
         from .report import render
         return render(self, style)
+
+
+def _round(x):
+    """Stable, readable numbers for JSON."""
+    return float(f"{x:.6g}")
 
 
 def _flat(d, prefix=""):

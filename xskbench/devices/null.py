@@ -5,12 +5,15 @@ from ..kernels.layout import MC
 from ..machine import Context, build, start_app
 
 KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+SECTION = "null"  # its config section
+WIRE_FIELD = "line_rate_pps"  # a rate its queues share (fair shares of the wire)
 
 
 def setup(cfg, hz, cc, cb):
     n = cfg.null
     contexts = (Context("app", n.app_cpu),
-                Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd"))
+                Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd",
+                        host=True))
     mach = build(cfg, hz, contexts, extra_labels={"sys": n.app_cpu},
                  dev_words={"null_txq": 2 * n.ring_size, "null_rxq": 3 * n.ring_size})
     m = mach.m

@@ -7,6 +7,8 @@ from ..kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
 from ..machine import Context, build, start_app
 
 KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+SECTION = "tun"  # its config section
+HOST_CPU_FIELDS = ("vhost_cpu",)  # the backend's CPUs: per queue or shared (mq.host)
 
 
 def _check(cfg):
@@ -23,7 +25,7 @@ if _check not in config.EXTRA_CHECKS:
 
 def setup(cfg, hz, cc, cb):
     t = cfg.tun
-    contexts = (Context("app", t.app_cpu), Context("vhost", t.vhost_cpu),
+    contexts = (Context("app", t.app_cpu), Context("vhost", t.vhost_cpu, host=True),
                 Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd"))
     mach = build(cfg, hz, contexts, extra_labels={"sys": t.app_cpu},
                  dev_words={"tun_ptr_ring": ptr_ring_words(t.tx_queue_len),

@@ -5,15 +5,20 @@ from ..kernels import veth_dev as k
 from ..machine import Context, build, start_app
 
 KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+SECTION = "veth"  # its config section
 
 
 def setup(cfg, hz, cc, cb):
     v = cfg.veth
     contexts = (
         Context("app", v.app_cpu),
-        Context("backlog", v.app_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.app_cpu}"),
-        Context("napi", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}"),
-        Context("napi_tx", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}"),
+        # the "host" side: whichever context runs the peer's stack in this mode
+        Context("backlog", v.app_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.app_cpu}",
+                host=cfg.mode == "udp"),
+        Context("napi", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}",
+                host=cfg.mode == "copy"),
+        Context("napi_tx", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}",
+                host=cfg.mode == "zerocopy"),
     )
     mach = build(cfg, hz, contexts, extra_labels={"sys": v.app_cpu})
     m = mach.m

@@ -9,6 +9,9 @@ from ..kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
 from ..machine import Context, build, start_app
 
 KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
+SECTION = "virtio"  # its config section
+HOST_CPU_FIELDS = ("host_cpu",)  # the backend's CPUs: per queue or shared (mq.host)
+HOST_CPUS_APART = True  # numbered apart from the guest's (HOST_CPU_BASE)
 
 VNET_HDR = 12  # struct virtio_net_hdr_mrg_rxbuf
 HOST_CPU_BASE = 32  # host CPUs are their own CPUs in the engine, apart from the guest's
@@ -32,7 +35,7 @@ def setup(cfg, hz, cc, cb):
     pmd = cfg.mode == "pmd"
     hcpu = HOST_CPU_BASE + v.host_cpu
     if pmd:
-        contexts = (Context("pmd", v.app_cpu), Context("host", hcpu))
+        contexts = (Context("pmd", v.app_cpu), Context("host", hcpu, host=True))
         extra = {}
     else:
         contexts = (Context("app", v.app_cpu),
@@ -42,7 +45,7 @@ def setup(cfg, hz, cc, cb):
                             ksoftirqd=f"ksoftirqd/{v.app_cpu}"),
                     Context("napi_rx", v.rx_napi_cpu, softirq=True,
                             ksoftirqd=f"ksoftirqd/{v.rx_napi_cpu}"),
-                    Context("host", hcpu))
+                    Context("host", hcpu, host=True))
         extra = {"sys": v.app_cpu}
     words = vq.vq_words(v.queue_size)
     mach = build(cfg, hz, contexts, extra_labels=extra,
