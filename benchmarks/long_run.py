@@ -52,7 +52,7 @@ def long_run(name, duration):
     start = {r: start_index(cfg.workload.seed) for r in RING_NAMES}
     (mach,) = simulate(dev, [cfg], hz, cc, cb)
     m = mach.m
-    res = collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    res = collect(cfg, mach, prof, cc, cb, dev.impl.packets_in_flight(mach))
     wall = time.perf_counter() - t0
     rss1 = rss_mib()
     rings = {}

@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-import xskbench.config as config_mod
 from xskbench.config import DEVICE_MODES, RunConfig, check_combination, load, override, replace
+from xskbench.devices import DEVICES
 from xskbench.fields import FieldInfo, coerce, fmt, iter_fields
 from xskbench.sections import SECTIONS, section_class
 
@@ -226,12 +226,13 @@ def test_cross_check_limits_are_inclusive_and_reported_together():
     assert "xsk.tx_size=32" in str(exc.value) and "workload.warmup_s=1" in str(exc.value)
 
 
-def test_extra_checks_run_on_construction(monkeypatch):
+def test_device_check_runs_on_construction(monkeypatch):
     def no_copy_on_veth(cfg):
-        if cfg.device == "veth" and cfg.mode == "copy":
+        if cfg.mode == "copy":
             raise ValueError("mode='copy': not on veth in this test")
 
-    monkeypatch.setattr(config_mod, "EXTRA_CHECKS", [no_copy_on_veth])
+    monkeypatch.setitem(DEVICES, "veth", dataclasses.replace(DEVICES["veth"],
+                                                              check=no_copy_on_veth))
     RunConfig(device="veth", mode="udp")
     with pytest.raises(ValueError, match="not on veth"):
         RunConfig(device="veth", mode="copy")

@@ -16,17 +16,13 @@ from hypothesis import strategies as st
 
 from xskbench import faults
 from xskbench.config import DEVICE_MODES, XDP_PACKET_HEADROOM, RunConfig
+from xskbench.devices import DEVICES
 from xskbench.fields import iter_fields
 from xskbench.run import run
 from xskbench.sections import SECTIONS
 
-# The workloads each device runs; veth refuses the others only in its setup() (see
-# tests/test_bad_input.py), tun at validation.
-DEVICE_KINDS = {"null": ("txonly", "rxdrop", "l2fwd"),
-                "virtio-net": ("txonly", "rxdrop", "l2fwd"),
-                "tun": ("txonly",), "veth": ("txonly",)}
-
-COMBOS = [(d, m, k) for d, modes in DEVICE_MODES.items() for m in modes for k in DEVICE_KINDS[d]]
+# every device x mode x workload the registry says it models
+COMBOS = [(d.name, m, k) for d in DEVICES.values() for m in d.modes for k in d.workloads]
 
 
 def _value(info):

@@ -6,25 +6,21 @@ The class is assembled from :data:`xskbench.sections.SECTIONS`, so a new section
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from xskbench import queues
+from xskbench.devices import DEVICES
+from xskbench.devices import get as get_device
 from xskbench.fields import coerce, field_info, fmt
 from xskbench.sections import SECTIONS, section_class
+from xskbench.sections import faults as faults_section
 
-#: Device -> supported modes; the first one is the device's natural default.
-DEVICE_MODES: dict[str, tuple[str, ...]] = {
-    "null": ("zerocopy", "copy"),
-    "virtio-net": ("zerocopy", "copy", "pmd"),
-    "tun": ("copy", "zerocopy"),
-    "veth": ("udp", "copy", "zerocopy"),
-}
-
-#: Extra cross-field checks registered by device modules: ``check(cfg)`` raises ValueError.
-EXTRA_CHECKS: list[Callable[[Any], None]] = []
+#: Device -> supported modes (the first is the device's default): a view of the registry.
+DEVICE_MODES: dict[str, tuple[str, ...]] = {name: d.modes for name, d in DEVICES.items()}
 
 XDP_PACKET_HEADROOM = 256  # bytes the kernel reserves in front of every XDP frame
 
@@ -40,7 +36,8 @@ def _one_line(err: Exception) -> str:
 
 
 def check_combination(cfg: Any) -> None:
-    """Cross-field checks (all reported at once), then the device modules' EXTRA_CHECKS."""
+    """Cross-field checks: the AF_XDP core's (all reported at once), then the device's own,
+    the faults section's and the multi-queue plan's."""
     x, w = cfg.xsk, cfg.workload
     room = x.frame_size - x.headroom - XDP_PACKET_HEADROOM
     problems = [msg for bad, msg in (
@@ -59,17 +56,17 @@ def check_combination(cfg: Any) -> None:
     ) if bad]
     if problems:
         raise ValueError("; ".join(problems))
-    for check in EXTRA_CHECKS:
-        check(cfg)
+    device = get_device(cfg.device)
+    device.validate(cfg)
+    faults_section.check(cfg, device)
+    queues.check(cfg)
 
 
 class _RunConfigMethods:
     """Behaviour of RunConfig; the fields are added by ``make_dataclass`` below."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.device, str) or self.device not in DEVICE_MODES:
-            raise ValueError(f"device={self.device!r}: must be one of {_listing(DEVICE_MODES)}")
-        modes = DEVICE_MODES[self.device]
+        modes = get_device(self.device).modes
         if self.mode not in modes:
             raise ValueError(f"mode={self.mode!r}: device {self.device!r} supports "
                              f"{_listing(modes)}")

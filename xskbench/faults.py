@@ -10,88 +10,14 @@ end.
 """
 import numpy as np
 
-from . import config
 from .kernels import faults as kf
 from .kernels import layout as L
 from .kernels.engine import seed_rng
+from .sections.faults import WINDOWS, active
 
 RECOVERY_TOL = 0.10
 RECOVERY_SAMPLES = 4
 RECOVERY_PACKETS = 500
-# (kind, length field, period field): the periodic faults, whose windows get recovery times
-WINDOWS = (("stall", "stall_us", "stall_period_us"),
-           ("spike", "spike_window_us", "spike_period_us"),
-           ("fill_stop", "fill_stop_us", "fill_stop_period_us"),
-           ("burst", "burst_us", "burst_period_us"))
-
-
-def _fmt(x):
-    return f"{x:g}"
-
-
-def active(f):
-    """The fault kinds a FaultsConfig switches on."""
-    on = [kind for kind, length, _ in WINDOWS if getattr(f, length) > 0]
-    if f.spike_us == 0 and "spike" in on:
-        on.remove("spike")
-    if f.burst_factor == 1 and "burst" in on:
-        on.remove("burst")
-    if f.irq_lost_prob > 0 or (f.irq_late_prob > 0 and f.irq_late_us > 0):
-        on.append("irq")
-    return on
-
-
-def _notifies(cfg):
-    """Whether the device's model has interrupts / IPIs / wakeups to delay or lose."""
-    if cfg.device == "veth":
-        return False  # every napi_schedule raises a softirq on a CPU: nothing is delivered
-    return not (cfg.device == "virtio-net" and cfg.mode == "pmd" and cfg.virtio.host != "vhost-net")
-
-
-def _paced(cfg):
-    """Whether the offered traffic is paced (a rate, or the null NIC's arrivals)."""
-    w = cfg.workload
-    if cfg.device == "null" and w.kind != "txonly":
-        return True
-    if w.rate_pps is None:
-        return False
-    return w.kind == "txonly" and not (cfg.device == "virtio-net" and cfg.mode == "pmd")
-
-
-def _check(cfg):
-    f = cfg.faults
-    problems = []
-    for kind, length, period in WINDOWS:
-        d, p = getattr(f, length), getattr(f, period)
-        if d > 0 and p <= d:
-            problems.append(f"faults.{period}={_fmt(p)} must be > faults.{length}={_fmt(d)} "
-                            f"(the {kind} windows [k·period, k·period + length), k >= 1)")
-    if f.spike_us > 0 and f.spike_window_us == 0:
-        problems.append(f"faults.spike_us={_fmt(f.spike_us)} needs faults.spike_window_us > 0")
-    if f.burst_factor > 1 and f.burst_us == 0:
-        problems.append(f"faults.burst_factor={_fmt(f.burst_factor)} needs faults.burst_us > 0")
-    on = active(f)
-    where = f"device {cfg.device!r} mode {cfg.mode!r} workload {cfg.workload.kind!r}"
-    if ("irq" in on or "spike" in on) and not _notifies(cfg):
-        name = "faults.irq_lost_prob/irq_late_prob" if "irq" in on else "faults.spike_us"
-        problems.append(f"{name}: {where} has no interrupt, IPI or wakeup delivery to fault "
-                        "(allowed: null, tun, virtio-net zerocopy/copy, or pmd with "
-                        "virtio.host='vhost-net')")
-    if "fill_stop" in on and (cfg.workload.kind == "txonly" or cfg.mode == "pmd"):
-        problems.append(f"faults.fill_stop_us={_fmt(f.fill_stop_us)}: {where} does not refill "
-                        "a fill ring (allowed: workload rxdrop or l2fwd, not mode pmd)")
-    if "burst" in on and not _paced(cfg):
-        problems.append(f"faults.burst_factor={_fmt(f.burst_factor)}: {where} offers unpaced "
-                        "traffic (allowed: a set workload.rate_pps with txonly, not mode pmd; "
-                        "or the null NIC's receive arrivals)")
-    if problems:
-        raise ValueError("; ".join(problems))
-
-
-if _check not in config.EXTRA_CHECKS:
-    config.EXTRA_CHECKS.append(_check)
-
-
 def words(ts_points):
     """Size of the fault block: parameters and counts, then the delivered-packets column."""
     return kf.F_TS + ts_points

@@ -10,7 +10,6 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 
-from . import config
 from .devices import DEVICES
 from .kernels import layout as L
 
@@ -28,10 +27,10 @@ def traffic_shares(n, skew):
 def _cpu_plan(cfg):
     """{field: [cpu of queue 0, 1, ...]} for the device section's CPU fields."""
     mq, dev, n = cfg.mq, DEVICES[cfg.device], cfg.mq.queues
-    sec = getattr(cfg, dev.SECTION)
-    host = getattr(dev, "HOST_CPU_FIELDS", ())
+    sec = getattr(cfg, dev.section_name)
+    host = dev.host_cpu_fields
     cpu_fields = [f.name for f in fields(sec) if f.name.endswith("_cpu")]
-    apart = getattr(dev, "HOST_CPUS_APART", False)
+    apart = dev.host_cpus_apart
     stride = max(getattr(sec, f) for f in cpu_fields if not (apart and f in host)) + 1
     plan = {}
     for f in cpu_fields:
@@ -60,7 +59,7 @@ def check(cfg):
     for f, cpus in _cpu_plan(cfg).items():
         if max(cpus) > MAX_CPU:
             raise ValueError(f"mq.queues={mq.queues} with mq.pinning={mq.pinning!r} puts "
-                             f"{DEVICES[cfg.device].SECTION}.{f} on CPU {max(cpus)}; allowed: "
+                             f"{DEVICES[cfg.device].section_name}.{f} on CPU {max(cpus)}; allowed: "
                              f"CPUs 0..{MAX_CPU} (fewer queues or another pinning)")
     if mq.umem == "shared" and cfg.xsk.umem_frames // mq.queues < cfg.xsk.fill_size:
         raise ValueError(f"mq.umem='shared' splits xsk.umem_frames={cfg.xsk.umem_frames} over "
@@ -72,9 +71,6 @@ def check(cfg):
         raise ValueError(f"mq.queues={mq.queues} gives each queue {err}") from None
 
 
-if check not in config.EXTRA_CHECKS:
-    config.EXTRA_CHECKS.append(check)
-
 
 def queue_configs(cfg):
     """The single-queue config of each queue pair."""
@@ -82,14 +78,14 @@ def queue_configs(cfg):
     if mq.queues == 1:
         return [cfg]
     dev = DEVICES[cfg.device]
-    section = dev.SECTION
+    section = dev.section_name
     plan = _cpu_plan(cfg)
     rate = cfg.workload.rate_pps
     out = []
     for q, share in enumerate(traffic_shares(mq.queues, mq.skew)):
         changes = {f"{section}.{f}": cpus[q] for f, cpus in plan.items()}
         changes["workload.rate_pps"] = None if rate is None else rate * share
-        wire = getattr(dev, "WIRE_FIELD", None)
+        wire = dev.wire_field
         if wire:  # the queues' fair shares of a rate they all pass through
             changes[f"{section}.{wire}"] = getattr(getattr(cfg, section), wire) / mq.queues
         if mq.umem == "shared":  # XDP_SHARED_UMEM across queues: the frames split

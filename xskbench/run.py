@@ -2,7 +2,7 @@
 import numpy as np
 
 from . import costs, faults, queues
-from .devices import DEVICES
+from .devices import get as get_device
 from .results import collect
 
 
@@ -13,9 +13,7 @@ def run(cfg):
 
 def emulate(cfg, prof, hz):
     """One run of ``cfg`` with the cost profile ``prof`` on a ``hz`` CPU."""
-    dev = DEVICES.get(cfg.device)
-    if dev is None:
-        raise ValueError(f"device={cfg.device!r}: not emulated; have {', '.join(DEVICES)}")
+    dev = get_device(cfg.device)
     cc, cb = prof.arrays(run_speed(cfg))
     cfgs = queues.queue_configs(cfg)
     machs = simulate(dev, cfgs, hz, cc, cb)
@@ -25,7 +23,7 @@ def emulate(cfg, prof, hz):
 
 def _collect(dev, cfg, mach, prof, cc, cb):
     """One queue's Result, with its fault windows and recovery times if a fault is on."""
-    res = collect(cfg, mach, prof, cc, cb, dev.packets_in_flight(mach))
+    res = collect(cfg, mach, prof, cc, cb, dev.impl.packets_in_flight(mach))
     if (fault_report := faults.report(cfg, mach)) is not None:
         res.extra["faults"] = fault_report
     return res
@@ -33,8 +31,8 @@ def _collect(dev, cfg, mach, prof, cc, cb):
 
 def simulate(dev, cfgs, hz, cc, cb):
     """Build one arena per queue config and run them all on one timeline."""
-    machs = [dev.setup(c, hz, cc, cb) for c in cfgs]
-    dev.KERNEL.simulate(*queues.arenas(machs, cfgs[0]), cc, cb)
+    machs = [dev.impl.setup(c, hz, cc, cb) for c in cfgs]
+    dev.kernel.simulate(*queues.arenas(machs, cfgs[0]), cc, cb)
     return machs
 
 

@@ -41,6 +41,7 @@ import pandas as pd
 
 from . import __version__
 from .config import DEVICE_MODES, RunConfig, _one_line
+from .devices import DEVICES
 from .fields import FieldInfo, field_info, iter_fields
 from .sections import SECTIONS, section_class
 
@@ -781,8 +782,8 @@ def row_config(row: Mapping | pd.Series) -> RunConfig:
 
 
 def _device_section(device: str) -> str | None:
-    name = device.split("-")[0]
-    return name if name in SECTIONS else None
+    dev = DEVICES.get(device)
+    return dev.section_name if dev else None
 
 
 def default_knobs(base: RunConfig) -> list[str]:

@@ -31,6 +31,7 @@ import plotly.graph_objects as go
 import xskbench
 from xskbench import plotting
 from xskbench.config import DEVICE_MODES, RunConfig
+from xskbench.devices import DEVICES
 from xskbench.fields import FieldInfo, fmt, iter_fields
 from xskbench.sections import SECTIONS
 
@@ -638,7 +639,7 @@ class Explorer:
             keep = ctrl_mode.value if ctrl_mode.value in modes else (modes or [None])[0]
             ctrl_mode.value_widget.options = modes
             ctrl_mode.value_widget.value = keep
-        section = next((s for s in SECTIONS if s == device or s == device.split("-")[0]), None)
+        section = DEVICES[device].section_name if device in DEVICES else None
         if section is not None:
             self.sections.selected_index = list(SECTIONS).index(section)
 

@@ -1,22 +1,29 @@
 """Config sections. Each is a frozen dataclass deriving from :class:`xskbench.fields.Section`.
 
-A new section is one import plus one entry in :data:`SECTIONS`; ``RunConfig``, the CLI and the
-widgets pick it up from there.
+The core sections live here; each device's section lives in its folder (``devices/<name>/``)
+and joins :data:`SECTIONS` through the device registry. ``RunConfig``, the CLI and the widgets
+pick them up from there.
 """
 
+from xskbench.devices import DEVICES
+from xskbench.devices.null.section import NullConfig
+from xskbench.devices.tun.section import TunConfig
+from xskbench.devices.veth.section import VethConfig
+from xskbench.devices.virtio_net.section import VirtioConfig
 from xskbench.sections.afxdp import TestbedConfig, WorkloadConfig, XskConfig
 from xskbench.sections.faults import FaultsConfig
 from xskbench.sections.mq import MqConfig
-from xskbench.sections.null import NullConfig
-from xskbench.sections.tun import TunConfig
-from xskbench.sections.veth import VethConfig
-from xskbench.sections.virtio import VirtioConfig
 
-#: Section name -> class, in the order used by RunConfig, JSON and ``xskbench fields``.
-SECTIONS: dict[str, type] = {cls.SECTION: cls for cls in (
-    XskConfig, WorkloadConfig, TestbedConfig, NullConfig, VirtioConfig, TunConfig, VethConfig,
-    MqConfig, FaultsConfig,
-)}
+
+def _sections() -> dict[str, type]:
+    """Section name -> class, in the order used by RunConfig, JSON and ``xskbench fields``:
+    the AF_XDP core, one section per registered device, then multi-queue and faults."""
+    return {cls.SECTION: cls for cls in (
+        XskConfig, WorkloadConfig, TestbedConfig, *(d.section for d in DEVICES.values()),
+        MqConfig, FaultsConfig)}
+
+
+SECTIONS: dict[str, type] = _sections()
 
 
 def section_class(name: str) -> type:

@@ -2,11 +2,12 @@
 
 Periodic faults act in windows [k·period, k·period + length) for k = 1, 2, ... (the run
 starts healthy). Cross-field checks (a length needs a longer period, a fault must apply to the
-device and workload) are in ``xskbench/faults.py``.
+device and workload): :func:`check`, which RunConfig calls.
 """
 
 from dataclasses import dataclass
 
+from xskbench.devices import DEVICES
 from xskbench.fields import Section, fld
 
 
@@ -47,3 +48,64 @@ class FaultsConfig(Section):
                               unit="x", lo=1.0, hi=100.0)
     burst_us: float = _us("length of each burst window")
     burst_period_us: float = _us("burst windows repeat every this long (> burst_us)")
+
+
+# (kind, length field, period field): the periodic faults, whose windows get recovery times
+WINDOWS = (("stall", "stall_us", "stall_period_us"),
+           ("spike", "spike_window_us", "spike_period_us"),
+           ("fill_stop", "fill_stop_us", "fill_stop_period_us"),
+           ("burst", "burst_us", "burst_period_us"))
+
+
+def _fmt(x):
+    return f"{x:g}"
+
+
+def active(f):
+    """The fault kinds a FaultsConfig switches on."""
+    on = [kind for kind, length, _ in WINDOWS if getattr(f, length) > 0]
+    if f.spike_us == 0 and "spike" in on:
+        on.remove("spike")
+    if f.burst_factor == 1 and "burst" in on:
+        on.remove("burst")
+    if f.irq_lost_prob > 0 or (f.irq_late_prob > 0 and f.irq_late_us > 0):
+        on.append("irq")
+    return on
+
+
+def notifying_devices():
+    """The devices whose model delivers notifications in at least one mode (from the
+    registry's ``notifies`` on each mode, the other fields at their defaults)."""
+    return ", ".join(d.name + (f" ({d.notify_note})" if d.notify_note else "")
+                     for d in DEVICES.values() if d.notifies_in_some_mode())
+
+
+def check(cfg, device):
+    """Cross-field checks of the faults section for ``cfg`` on ``device`` (a Device record)."""
+    f = cfg.faults
+    problems = []
+    for kind, length, period in WINDOWS:
+        d, p = getattr(f, length), getattr(f, period)
+        if d > 0 and p <= d:
+            problems.append(f"faults.{period}={_fmt(p)} must be > faults.{length}={_fmt(d)} "
+                            f"(the {kind} windows [k·period, k·period + length), k >= 1)")
+    if f.spike_us > 0 and f.spike_window_us == 0:
+        problems.append(f"faults.spike_us={_fmt(f.spike_us)} needs faults.spike_window_us > 0")
+    if f.burst_factor > 1 and f.burst_us == 0:
+        problems.append(f"faults.burst_factor={_fmt(f.burst_factor)} needs faults.burst_us > 0")
+    on = active(f)
+    where = f"device {cfg.device!r} mode {cfg.mode!r} workload {cfg.workload.kind!r}"
+    if ("irq" in on or "spike" in on) and not device.notifies(cfg):
+        name = "faults.irq_lost_prob/irq_late_prob" if "irq" in on else "faults.spike_us"
+        problems.append(f"{name}: {where} has no interrupt, IPI or wakeup delivery to fault "
+                        f"(allowed: {name}=0 here, or a device and mode that notifies: "
+                        f"{notifying_devices()})")
+    if "fill_stop" in on and (cfg.workload.kind == "txonly" or cfg.mode == "pmd"):
+        problems.append(f"faults.fill_stop_us={_fmt(f.fill_stop_us)}: {where} does not refill "
+                        "a fill ring (allowed: workload rxdrop or l2fwd, not mode pmd)")
+    if "burst" in on and not device.paced(cfg):
+        problems.append(f"faults.burst_factor={_fmt(f.burst_factor)}: {where} offers unpaced "
+                        "traffic (allowed: a set workload.rate_pps with txonly, not mode pmd; "
+                        "or the null NIC's receive arrivals)")
+    if problems:
+        raise ValueError("; ".join(problems))

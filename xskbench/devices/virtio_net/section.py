@@ -45,26 +45,3 @@ class VirtioConfig(Section):
                               unit="ns", lo=0.0, hi=1e6)
     exit_delay_ns: float = fld(1000.0, "guest kick to vhost-net worker wake-up", unit="ns",
                                lo=0.0, hi=1e6)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _register(check_desc_cache)
-
-
-def check_desc_cache(cfg) -> None:
-    """The desc cache holds indirect tables: without VIRTIO_RING_F_INDIRECT_DESC it has
-    nothing to cache (virtio.desc_cache_threshold is ignored while the cache is off)."""
-    v = cfg.virtio
-    if cfg.device == "virtio-net" and v.desc_cache and not v.indirect:
-        raise ValueError("virtio.desc_cache=true needs virtio.indirect=true (the cache holds "
-                         "indirect tables); allowed: virtio.indirect=true, or "
-                         "virtio.desc_cache=false")
-
-
-def _register(check) -> None:
-    # xskbench.config imports the sections, so a section module cannot register at import
-    # time; the first instance does (before RunConfig's cross checks run).
-    from xskbench import config
-
-    if check not in config.EXTRA_CHECKS:
-        config.EXTRA_CHECKS.append(check)

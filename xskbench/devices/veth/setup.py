@@ -1,11 +1,8 @@
 """The veth pair: udp baseline, AF_XDP copy mode (ptr_ring + veth_poll) and the RFC's
-zero-copy tx NAPI (optionally batching into GSO skbs). See kernels/veth_dev.py."""
-from .. import config
-from ..kernels import veth_dev as k
-from ..machine import Context, build, start_app
+zero-copy tx NAPI (optionally batching into GSO skbs). See kernel.py."""
+from xskbench.machine import Context, build, start_app
 
-KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
-SECTION = "veth"  # its config section
+from . import kernel as k
 
 
 def setup(cfg, hz, cc, cb):
@@ -38,17 +35,3 @@ def setup(cfg, hz, cc, cb):
 def packets_in_flight(mach):
     return k.in_flight(mach.m)
 
-
-def _check(cfg):
-    if cfg.device != "veth":
-        return
-    if cfg.workload.kind != "txonly":
-        raise ValueError(f"workload.kind={cfg.workload.kind!r}: device 'veth' supports 'txonly' "
-                         "(the model only sends; nothing is received on the sender's end)")
-    if cfg.veth.batch and cfg.mode != "zerocopy":
-        raise ValueError(f"veth.batch=true needs mode=zerocopy (the RFC's tx NAPI), "
-                         f"not mode={cfg.mode!r}")
-
-
-if _check not in config.EXTRA_CHECKS:
-    config.EXTRA_CHECKS.append(_check)

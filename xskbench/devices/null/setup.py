@@ -1,12 +1,9 @@
 """The null device: an ideal NIC (wire rate, one descriptor ring each way) with one NAPI
 context, so the AF_XDP core runs before any virtual device exists."""
-from ..kernels import null_dev as k
-from ..kernels.layout import MC
-from ..machine import Context, build, start_app
+from xskbench.kernels.layout import MC
+from xskbench.machine import Context, build, start_app
 
-KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
-SECTION = "null"  # its config section
-WIRE_FIELD = "line_rate_pps"  # a rate its queues share (fair shares of the wire)
+from . import kernel as k
 
 
 def setup(cfg, hz, cc, cb):

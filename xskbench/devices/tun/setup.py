@@ -1,26 +1,10 @@
 """tun + vhost-net: a host application's AF_XDP socket on a tun queue; vhost-net copies the
 packets into a guest (copy mode = mainline, zerocopy = the 2024 patches, v1 or v2)."""
-from .. import config
-from ..kernels import tun_dev as k
-from ..kernels.layout import MC
-from ..kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
-from ..machine import Context, build, start_app
+from xskbench.kernels.layout import MC
+from xskbench.kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
+from xskbench.machine import Context, build, start_app
 
-KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
-SECTION = "tun"  # its config section
-HOST_CPU_FIELDS = ("vhost_cpu",)  # the backend's CPUs: per queue or shared (mq.host)
-
-
-def _check(cfg):
-    if cfg.device != "tun":
-        return
-    if cfg.workload.kind != "txonly":
-        raise ValueError(f"workload.kind={cfg.workload.kind!r}: device 'tun' models the "
-                         "host application sending toward the guest; use 'txonly'")
-
-
-if _check not in config.EXTRA_CHECKS:
-    config.EXTRA_CHECKS.append(_check)
+from . import kernel as k
 
 
 def setup(cfg, hz, cc, cb):

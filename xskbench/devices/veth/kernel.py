@@ -15,10 +15,10 @@ Packets inside the device are counted, not stored: all skbs of a run have the sa
 """
 from numba import njit
 
-from .. import ops as op
-from .. import stats as st
-from . import afxdp
-from .engine import (
+from xskbench import ops as op
+from xskbench import stats as st
+from xskbench.kernels import afxdp
+from xskbench.kernels.engine import (
     begin,
     charge,
     count,
@@ -29,8 +29,8 @@ from .engine import (
     sample,
     wake,
 )
-from .faults import offered_time
-from .layout import (
+from xskbench.kernels.faults import offered_time
+from xskbench.kernels.layout import (
     DEV_BASE,
     H_CNT,
     H_CQ,
@@ -48,8 +48,8 @@ from .layout import (
     OWN_CQ,
     OWN_DEV,
 )
-from .multiq import pick, share
-from .xsk_ring import (
+from xskbench.kernels.multiq import pick, share
+from xskbench.kernels.xsk_ring import (
     cons_cancel,
     cons_peek,
     cons_release,

@@ -26,10 +26,10 @@ descriptor" bug pointed out in review does not happen here.
 """
 from numba import njit
 
-from .. import ops as op
-from .. import stats as st
-from . import afxdp
-from .engine import (
+from xskbench import ops as op
+from xskbench import stats as st
+from xskbench.kernels import afxdp
+from xskbench.kernels.engine import (
     begin,
     charge,
     count,
@@ -45,8 +45,8 @@ from .engine import (
     spin_until,
     wake,
 )
-from .faults import notify_at, offered_clock, offered_time
-from .layout import (
+from xskbench.kernels.faults import notify_at, offered_clock, offered_time
+from xskbench.kernels.layout import (
     CX_A,
     CX_READY,
     CX_SCHED,
@@ -71,14 +71,14 @@ from .layout import (
     OWN_DEV,
     WL_TXONLY,
 )
-from .multiq import pick, share
-from .ptr_ring import (
+from xskbench.kernels.multiq import pick, share
+from xskbench.kernels.ptr_ring import (
     ptr_ring_consume_batched,
     ptr_ring_count,
     ptr_ring_free,
     ptr_ring_produce,
 )
-from .xsk_ring import (
+from xskbench.kernels.xsk_ring import (
     cons_peek,
     cons_release,
     prod_nb_free,

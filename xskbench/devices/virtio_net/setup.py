@@ -1,33 +1,16 @@
 """virtio-net: the guest driver (AF_XDP zero copy / copy, or the DPDK virtio PMD) on two
 split virtqueues, with a vhost-user polling PMD (or vhost-net worker) on its own host CPU."""
-from .. import config
-from ..kernels import virtio_dev as k
-from ..kernels import virtqueue as vq
-from ..kernels.engine import wake
-from ..kernels.layout import H_ARR_END, MC
-from ..kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
-from ..machine import Context, build, start_app
+from xskbench.kernels.engine import wake
+from xskbench.kernels.layout import H_ARR_END, MC
+from xskbench.kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
+from xskbench.machine import Context, build, start_app
 
-KERNEL = k  # k.simulate(M, OFF, cc, cb) runs every queue's arena
-SECTION = "virtio"  # its config section
-HOST_CPU_FIELDS = ("host_cpu",)  # the backend's CPUs: per queue or shared (mq.host)
-HOST_CPUS_APART = True  # numbered apart from the guest's (HOST_CPU_BASE)
+from . import kernel as k
+from . import virtqueue as vq
 
 VNET_HDR = 12  # struct virtio_net_hdr_mrg_rxbuf
 HOST_CPU_BASE = 32  # host CPUs are their own CPUs in the engine, apart from the guest's
 
-
-def _check(cfg):
-    if cfg.device != "virtio-net":
-        return
-    v = cfg.virtio
-    if cfg.mode != "pmd" and v.queue_size > cfg.xsk.fill_size:
-        raise ValueError(f"virtio.queue_size={v.queue_size} must be <= xsk.fill_size="
-                         f"{cfg.xsk.fill_size} (the rx queue is filled from the fill ring)")
-
-
-if _check not in config.EXTRA_CHECKS:
-    config.EXTRA_CHECKS.append(_check)
 
 
 def setup(cfg, hz, cc, cb):

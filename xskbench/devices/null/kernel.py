@@ -7,10 +7,10 @@ RX: packets arrive every ``arr_gap``; each needs a posted buffer, else the NIC m
 """
 from numba import njit
 
-from .. import ops as op
-from .. import stats as st
-from . import afxdp
-from .engine import (
+from xskbench import ops as op
+from xskbench import stats as st
+from xskbench.kernels import afxdp
+from xskbench.kernels.engine import (
     begin,
     charge,
     count,
@@ -27,8 +27,8 @@ from .engine import (
     spin_until,
     wake,
 )
-from .faults import notify_at, offered_clock, offered_time
-from .layout import (
+from xskbench.kernels.faults import notify_at, offered_clock, offered_time
+from xskbench.kernels.layout import (
     CX_A,
     CX_SCHED,
     DEV_BASE,
@@ -45,7 +45,7 @@ from .layout import (
     INF,
     WL_TXONLY,
 )
-from .multiq import pick, share
+from xskbench.kernels.multiq import pick, share
 
 (
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,

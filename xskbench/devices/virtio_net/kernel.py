@@ -12,11 +12,10 @@ txonly: the host sinks guest TX. rxdrop: the host generates into every free gues
 """
 from numba import njit
 
-from .. import ops as op
-from .. import stats as st
-from . import afxdp
-from . import virtqueue as vq
-from .engine import (
+from xskbench import ops as op
+from xskbench import stats as st
+from xskbench.kernels import afxdp
+from xskbench.kernels.engine import (
     begin,
     charge,
     count,
@@ -30,8 +29,8 @@ from .engine import (
     sample,
     wake,
 )
-from .faults import notify_at
-from .layout import (
+from xskbench.kernels.faults import notify_at
+from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,
     DEV_BASE,
@@ -48,7 +47,9 @@ from .layout import (
     WL_RXDROP,
     WL_TXONLY,
 )
-from .multiq import pick, share
+from xskbench.kernels.multiq import pick, share
+
+from . import virtqueue as vq
 
 (
     D_TXQ, D_RXQ, D_BUDGET, D_MODE, D_WAKEUP, D_HOSTKIND, D_IRQ_DELAY, D_IPI_DELAY,

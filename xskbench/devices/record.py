@@ -1,0 +1,76 @@
+"""The Device record: everything the layers above the kernels need to know about a device.
+
+A record imports no numba: its ``setup`` module (arena building) and kernel load on the first
+run, so that configs, the CLI, widgets and sweeps stay quick to import.
+"""
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+WORKLOADS = ("txonly", "rxdrop", "l2fwd")
+
+
+def _paced_by_rate(cfg: Any) -> bool:
+    """A set rate on a txonly sender paces the offered traffic."""
+    return cfg.workload.rate_pps is not None and cfg.workload.kind == "txonly"
+
+
+def _always(cfg: Any) -> bool:
+    return True
+
+
+def _no_check(cfg: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Device:
+    """One emulated device (see README "Add a device")."""
+
+    name: str                   # the config's ``device`` value
+    package: str                # its folder as a module: ``setup`` and ``kernel`` live there
+    section: type               # its config section (a fields.Section subclass)
+    modes: tuple[str, ...]      # the first is the device's default
+    workloads: tuple[str, ...] = WORKLOADS
+    about: str = ""
+    check: Callable[[Any], None] = _no_check  # device-only cross-field rules: raise ValueError
+    host_cpu_fields: tuple[str, ...] = ()     # backend CPUs: per queue or shared (mq.host)
+    host_cpus_apart: bool = False             # host CPUs numbered apart from the guest's
+    wire_field: str | None = None             # a rate every queue shares (fair shares)
+    # faults: whether a run has interrupts / IPIs / wakeups to delay or lose, and whether its
+    # offered traffic is paced (so that a burst fault has something to burst)
+    notifies: Callable[[Any], bool] = _always
+    paced: Callable[[Any], bool] = _paced_by_rate
+    notify_note: str = ""  # when ``notifies`` depends on more than the mode, say how
+
+    @property
+    def section_name(self) -> str:
+        return self.section.SECTION
+
+    @property
+    def impl(self) -> Any:
+        """The device's ``setup`` module: ``setup(cfg, hz, cc, cb)``, ``packets_in_flight``."""
+        return importlib.import_module(f"{self.package}.setup")
+
+    @property
+    def kernel(self) -> Any:
+        """The device's numba kernel module: ``simulate(M, OFF, cc, cb)``."""
+        return importlib.import_module(f"{self.package}.kernel")
+
+    def notifies_in_some_mode(self) -> bool:
+        """Whether ``notifies`` holds in any mode with the section's defaults."""
+        return any(self.notifies(SimpleNamespace(mode=mode, **{self.section_name: self.section()}))
+                   for mode in self.modes)
+
+    def validate(self, cfg: Any) -> None:
+        """The device's own rules for ``cfg`` (mode, workload, then ``check``)."""
+        if cfg.mode not in self.modes:
+            raise ValueError(f"mode={cfg.mode!r}: device {self.name!r} supports "
+                             f"{', '.join(map(repr, self.modes))}")
+        if cfg.workload.kind not in self.workloads:
+            raise ValueError(f"workload.kind={cfg.workload.kind!r}: device {self.name!r} "
+                             f"models {', '.join(map(repr, self.workloads))}"
+                             f"{' (' + self.about + ')' if self.about else ''}")
+        self.check(cfg)

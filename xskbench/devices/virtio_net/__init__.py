@@ -1,0 +1,34 @@
+"""virtio-net: the guest driver (AF_XDP zero copy / copy, or the DPDK virtio PMD) on split
+virtqueues, with a vhost-user polling PMD or a vhost-net worker on the host."""
+from ..record import Device
+from .section import VirtioConfig
+
+
+def check(cfg):
+    v = cfg.virtio
+    if v.desc_cache and not v.indirect:
+        # the desc cache holds indirect tables (desc_cache_threshold is ignored while off)
+        raise ValueError("virtio.desc_cache=true needs virtio.indirect=true (the cache holds "
+                         "indirect tables); allowed: virtio.indirect=true, or "
+                         "virtio.desc_cache=false")
+    if cfg.mode != "pmd" and v.queue_size > cfg.xsk.fill_size:
+        raise ValueError(f"virtio.queue_size={v.queue_size} must be <= xsk.fill_size="
+                         f"{cfg.xsk.fill_size} (the rx queue is filled from the fill ring)")
+
+
+def _notifies(cfg):
+    # the DPDK PMD polls a polling vhost-user backend: nothing is notified
+    return not (cfg.mode == "pmd" and cfg.virtio.host != "vhost-net")
+
+
+def _paced(cfg):
+    w = cfg.workload
+    return w.rate_pps is not None and w.kind == "txonly" and cfg.mode != "pmd"
+
+
+DEVICE = Device(
+    name="virtio-net", package=__name__, section=VirtioConfig,
+    modes=("zerocopy", "copy", "pmd"), check=check,
+    host_cpu_fields=("host_cpu",), host_cpus_apart=True, notifies=_notifies, paced=_paced,
+    notify_note="mode pmd only with virtio.host='vhost-net'",
+)
