@@ -132,11 +132,21 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
                         "this machine's if it is the measured CPU model, else 3)")
     p.add_argument("--write", action="store_true",
                    help="with --from-measurements: also write data/costs/NAME.json")
+    p.add_argument("--holdout", metavar="SOURCE",
+                   help="fit without one source (a seed: 000, 001, 002, 004, xdp-paper; or a "
+                        "measured grid: measured:NAME) and print the held-out rows' errors; "
+                        "writes nothing")
 
 
 @command("calibrate", "fit the op costs to the published rows; write data/costs/*.json",
          _calibrate_args)
 def _calibrate(args: argparse.Namespace) -> None:
+    if args.holdout is not None:
+        from xskbench import calibrate
+
+        print(calibrate.render_holdout(calibrate.holdout(args.holdout,
+                                                         verbose=not args.quiet)))
+        return
     if args.from_measurements is None:
         given = [o for o, v in (("--testbed", args.testbed), ("--cpu-ghz", args.cpu_ghz),
                                 ("--write", args.write)) if v]
@@ -163,14 +173,32 @@ def _calibrate(args: argparse.Namespace) -> None:
 def _reproduce_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--out", metavar="DIR", help="also write CSV, Markdown and figures here")
+    p.add_argument("--cv", action="store_true",
+                   help="add each row's leave-one-source-out error (fit without its seed or "
+                        "measured grid)")
+    p.add_argument("--sources", metavar="S,S",
+                   help="only these sources' rows (seeds 000, 001, 002, 004, xdp-paper, or "
+                        "measured:NAME); with --cv each is left out of a fit on the others")
+    p.add_argument("--no-bands", action="store_true",
+                   help="skip the runs across assumed knobs' ranges")
 
 
 @command("reproduce", "every published number beside its emulation", _reproduce_args)
 def _reproduce(args: argparse.Namespace) -> int:
-    from xskbench import reproduce
+    from xskbench import calibrate, reproduce
 
-    df = reproduce.reproduce()
-    print(reproduce.to_json(df) if args.json else reproduce.render(df))
+    rows = calibrate.calibration_rows()
+    if args.sources:
+        wanted = args.sources.split(",")  # the table, and the calibration set of --cv
+        have = {calibrate.source_of(r) for r in rows}
+        if unknown := [s for s in wanted if s not in have]:
+            raise ValueError(f"--sources {','.join(unknown)}: no such source; have: "
+                             f"{', '.join(sorted(have))}")
+        rows = [r for r in rows if calibrate.source_of(r) in wanted]
+    runner = reproduce.Runner(rows)
+    df = reproduce.reproduce(rows, runner, bands=not args.no_bands)
+    loo, count = reproduce.cross_validate(rows, runner) if args.cv else (None, None)
+    print(reproduce.to_json(df, loo) if args.json else reproduce.render(df, loo, count))
     if args.out:
         reproduce.write(df, args.out)
     return 0 if all(w for w in df.within if w is not None) else 1

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import calibrate, costs
+from . import costs, published
 
 TESTBED = "this-machine"
 TOLERANCE = 0.15      # relative; the emulation has no cache-footprint effect of ring size
@@ -126,7 +126,9 @@ def fit(path, cpu_ghz=None, tolerance=TOLERANCE, verbose=False):
     fit_rows, skipped = rows(doc, ghz, tolerance)
     if not fit_rows:
         raise ValueError(f"{path}: no measured point has an emulated counterpart")
-    call, byte, priors = calibrate.fit(fit_rows, verbose=verbose)
+    from . import calibrate  # calibrate reads the stored grids through this module
+
+    call, byte, priors, _ = calibrate.fit(fit_rows, verbose=verbose)
     res = calibrate.residuals(fit_rows, call, byte, priors)
     return {"source": str(path), "name": doc["name"], "cpu_ghz": ghz, "ghz_source": ghz_source,
             "call": call, "byte": byte, "priors": priors, "rows": fit_rows,
@@ -167,7 +169,7 @@ def render(f):
 
 def check_testbed(testbed):
     """A name for a profile of this machine: not a published testbed, a plain file stem."""
-    if testbed in calibrate.testbeds():
+    if testbed in published.testbeds():
         raise ValueError(f"--testbed {testbed}: a published testbed (data/testbeds.yaml); "
                          "its profile is written only by `xskbench calibrate`")
     if not testbed or not testbed[0].isalnum() or \
@@ -187,6 +189,8 @@ def write(f, testbed=TESTBED, out_dir=None, verbose=True):
               ", ".join(f"{r['id']} {100 * r['error']:+.1f}%" for r in bad), file=sys.stderr)
     about = (f"fitted to real measurements {f['source']} (veth copy rxdrop, emulated as the "
              f"null device in copy mode); {f['cpu_ghz']:g} GHz: {f['ghz_source']}")
+    from . import calibrate
+
     return calibrate.write_profile(Path(out_dir or costs.COSTS_DIR), testbed, f["cpu_ghz"],
                                    about, f["call"], f["byte"], f["priors"],
                                    {r["id"] for r in f["rows"]}, f["residuals"], verbose)
