@@ -9,7 +9,8 @@ error; weak ridge rows keep every free cost near its prior where the data say no
 Free parameters. Each op part (per call, per byte) with a prior is one parameter, except that
 ties (data/op_ties.csv) make several op parts share one (one memcpy per byte, one syscall entry
 everywhere). A testbed whose CPU is not stated adds one more: its clock, as a ratio to the
-assumed one (the row then reads a·x/(U·f0/R) − g = 0, still linear). Non-negative least squares
+assumed one (the row then reads a·x/(U·f0/R) − g = 0, still linear), held near 1 with a
+standard deviation of half its plausible range. Non-negative least squares
 solves it; the scenarios are re-emulated with the new costs (counts depend on timing) until the
 costs stop moving.
 
@@ -20,6 +21,7 @@ out; :func:`loo_costs` does the same from one set of equations (for ``reproduce 
 """
 import csv
 import json
+import sys
 
 import numpy as np
 from scipy.optimize import nnls
@@ -28,6 +30,7 @@ from . import costs, ops, published, real_calibrate
 from .paths import COSTS_DIR, DATA_DIR
 
 RIDGE = 0.05        # weight of the priors against the rows (relative units)
+MEASURED = 1.0      # weight of a prior measured on this machine: as firm as one row
 MAX_ITER = 12
 CONVERGED = 0.005   # largest relative change of any cost that counts as settled
 TIES = DATA_DIR / "op_ties.csv"
@@ -94,19 +97,27 @@ class Parameters:
         self.priors = priors
         prior = np.array([priors[o][0] for o in ops.NAMES] + [priors[o][1] for o in ops.NAMES])
         self.prior_x = prior
-        cols, names, theta0 = {}, [], []
+        cols, names, theta0, measured = {}, [], [], []
+
+        def is_measured(i):  # measured on this machine (costs.read_priors' fourth field)
+            pr = priors[ops.NAMES[i % n]]
+            return len(pr) > 3 and ("byte" if i >= n else "call") in pr[3]
+
         for tie, op, part, scale in (read_ties() if ties is None else ties):
             i = ops.INDEX[op] + (n if part == "byte" else 0)
-            if tie not in cols:
+            if tie not in cols:  # the first op of a tie gives its prior
                 cols[tie] = len(names)
                 names.append(tie)
                 theta0.append(prior[i] / scale)
+                measured.append(is_measured(i))
             cols[i] = (cols[tie], scale)
         for i in range(2 * n):
             if i not in cols and prior[i] > 0:
                 cols[i] = (len(names), 1.0)
                 names.append(ops.NAMES[i % n] + (":byte" if i >= n else ""))
                 theta0.append(prior[i])
+                measured.append(is_measured(i))
+        self.measured = np.array(measured, dtype=bool)
         self.T = np.zeros((2 * n, len(names)))
         for i, c in cols.items():
             if isinstance(i, int):
@@ -115,7 +126,9 @@ class Parameters:
         beds = testbeds() if beds is None else beds
         self.clocks = [tb for tb, spec in beds.items() if not spec.get("cpu_stated", True)]
         self.ghz0 = {tb: float(spec["cpu_ghz"]) for tb, spec in beds.items()}
-        self.ranges = {tb: beds[tb]["cpu_ghz_range"] for tb in self.clocks}
+        # a clock's prior sd: half its plausible range, relative to the assumed clock
+        self.clock_sd = np.array([(beds[tb]["cpu_ghz_range"][1] - beds[tb]["cpu_ghz_range"][0])
+                                  / 2 / self.ghz0[tb] for tb in self.clocks])
 
     @property
     def size(self):
@@ -138,8 +151,10 @@ class Parameters:
 
     def ridge(self):
         """Weak rows holding each parameter near its prior (relative units)."""
-        a = np.diag(np.concatenate([RIDGE / self.theta0, np.full(len(self.clocks), RIDGE)]))
-        return a, np.full(self.size, RIDGE)
+        # RIDGE holds an op with a sd of ~100 % of its prior; a clock with its own sd
+        w = np.concatenate([np.where(self.measured, MEASURED, RIDGE), RIDGE / self.clock_sd])
+        a = np.diag(w / np.concatenate([self.theta0, np.ones(len(self.clocks))]))
+        return a, w
 
 
 # --- equations ------------------------------------------------------------------------------
@@ -259,6 +274,10 @@ def fit(rows=None, verbose=False, holdout=None, par=None):
             print(f"iteration {it + 1}: largest change {100 * change:.2f} %")
         if change < CONVERGED:
             break
+    else:
+        if rows:
+            print(f"warning: the fit did not settle in {MAX_ITER} rounds (last change "
+                  f"{100 * change:.1f} %): op counts still move with the costs", file=sys.stderr)
     call, byte = par.costs(p)
     return call, byte, par.priors, par.ghz(p)
 
@@ -344,21 +363,16 @@ def _err(r):
 
 
 def calibrate(out_dir=COSTS_DIR, verbose=True):
-    """Fit, check the published fit rows are within tolerance, write one profile per testbed
-    (each with the testbed's stated or fitted clock)."""
+    """Fit and write one profile per testbed (each with the testbed's stated or fitted clock);
+    fitted rows outside tolerance are named on stderr and recorded in the residuals."""
     rows = calibration_rows()
     call, byte, priors, ghz = fit(rows, verbose=verbose)
     fitted = fit_rows(rows)
     res = residuals(fitted, call, byte, priors, ghz)
-    measured = {r["id"] for r in fitted if "config" in r}
-    bad = [r for r in res if not r["within"] and r["id"] not in measured]
-    if bad:
-        raise ValueError("fit residuals exceed tolerance, no profile written: " + ", ".join(
-            f"{r['id']} published {r['published']:g} emulated {r['emulated']:g}" for r in bad))
     missed = [r for r in res if not r["within"]]
-    if missed and verbose:  # real runs carry effects the emulation lacks: recorded, not fatal
-        print("measured rows outside tolerance (kept in the residuals): " + ", ".join(
-            f"{r['id']} {100 * r['error']:+.1f}%" for r in missed))
+    if missed:  # an honest fit that misses says so (residuals, stderr, reproduce's NO)
+        print("fitted rows outside tolerance (recorded in the profiles' residuals): " +
+              ", ".join(f"{r['id']} {_err(r)}" for r in missed), file=sys.stderr)
     fitted_ids = {r["id"] for r in fitted}
     beds = testbeds()
     written = []

@@ -15,6 +15,7 @@ from .kernels.layout import MC
 from .paths import COSTS_DIR, DATA_DIR
 
 PRIORS = DATA_DIR / "op_priors.csv"
+BENCH = DATA_DIR / "measurements" / "microbench.json"   # microbenchmarks of this machine
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,12 @@ class Profile:
         return cc, cb
 
 
-def read_priors(path=PRIORS):
-    """op -> (call, byte, source) from the hand-written prior table (literature values)."""
+def read_priors(path=PRIORS, bench_path=BENCH):
+    """op -> (call, byte, source, measured parts) from the prior table (literature values and
+    stated estimates). A ``bench`` entry (``key.path`` into the microbenchmarks of this
+    machine, ``*factor`` optional) replaces the estimate when data/measurements/microbench.json
+    has it: a ``bytes_per_cycle`` gives the per-byte cost 1/value, anything else cycles per
+    call; that part is then measured (the fit holds it as firmly as a row)."""
     import csv
 
     with open(path, newline="") as f:
@@ -43,7 +48,31 @@ def read_priors(path=PRIORS):
     unknown = sorted({r["op"] for r in rows} - set(ops.NAMES))
     if unknown:
         raise ValueError(f"{path.name}: unknown ops {unknown}")
-    return {r["op"]: (float(r["call"]), float(r["byte"]), r["source"]) for r in rows}
+    bench = json.loads(bench_path.read_text())["results"] if bench_path.exists() else {}
+    out = {}
+    for r in rows:
+        call, byte, source, measured = float(r["call"]), float(r["byte"]), r["source"], ()
+        if r.get("bench") and (got := _bench_value(bench, r["bench"])) is not None:
+            value, per_byte = got
+            if per_byte:
+                byte, measured = 1.0 / value, ("byte",)
+            else:
+                call, measured = value, ("call",)
+            source = f"measured here: microbench.json {r['bench']} = {value:.4g} (was: {source})"
+        out[r["op"]] = (call, byte, source, measured)
+    return out
+
+
+def _bench_value(bench, spec):
+    """(value, is it bytes per cycle) of ``key.path[*factor]`` in the microbenchmarks, or None."""
+    path, _, factor = spec.partition("*")
+    node = bench
+    for key in path.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    per_byte = path.endswith("bytes_per_cycle")
+    return float(node) * (float(factor) if factor and not per_byte else 1.0), per_byte
 
 
 def inputs_hash(doc):

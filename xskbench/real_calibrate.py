@@ -8,7 +8,8 @@ the measured bottleneck's CPU at its measured utilisation (``util``). The NNLS f
 the priors, the iteration and the profile writer are calibrate.py's; this module only builds
 rows and chooses the counterpart.
 
-The emulated counterpart. The stored runs are AF_XDP *rxdrop* on a veth pair in copy mode: a
+The emulated counterpart. The rxdrop and l2fwd runs are AF_XDP receive on a veth pair in copy
+mode: a
 sender in the peer namespace pushes frames through the veth; the receiving veth's NAPI
 (veth_poll, on the sender's CPU) runs the XDP program, which redirects each frame into the
 socket, copying it into the UMEM. The emulated veth models only the sending side (txonly), so
@@ -17,7 +18,9 @@ the peer's CPU, budget 64, a 256-entry ring like veth's ptr_ring) redirects into
 emulated copy-mode xsk receive path. What the null NIC does for free and the real peer CPU
 pays for — generating the frames and veth_xdp_xmit into the ptr_ring — is absorbed by the fit
 into the costs of the ops on that CPU. Points measured with ``wait=poll`` (xdpsock -p) have no
-emulated counterpart and are left out; points repeating a configuration are fitted once.
+emulated counterpart and are left out, and so are points at a set rate (the real sender spins
+between packets, so its CPU is not per-packet work); points repeating a configuration are fitted
+once.
 """
 import json
 import sys
@@ -51,22 +54,22 @@ def counterpart(mcfg):
 
     real, wl = mcfg.get("real", {}), mcfg["workload"]
     if mcfg["device"] != "veth" or wl["kind"] not in ("rxdrop", "l2fwd"):
-        return f"{mcfg['device']} {wl['kind']}: no emulated counterpart (veth rx only)"
+        return (f"{mcfg['device']} {wl['kind']}: no emulated counterpart (the emulated veth "
+                "sends into the RFC's bridge to mlx5, which the measured pair lacks)")
     if mcfg["mode"] != "copy":
-        return f"mode={mcfg['mode']}: veth receives in copy mode only"
+        return f"mode={mcfg['mode']}: only veth copy mode has a counterpart"
     if real.get("wait", "spin") == "poll":
         return "wait=poll: the emulated xdpsock loop spins (no poll() mode)"
+    if wl.get("rate_pps"):
+        return "rate_pps set: the sender spins between packets, its CPU is not per-packet work"
     have = set(XskConfig.__dataclass_fields__)
     xsk = {k: v for k, v in mcfg["xsk"].items() if k in _XSK_FIELDS and k in have}
     xsk["busy_poll"] = real.get("wait") == "busy-poll" or bool(xsk.get("busy_poll"))
-    return {"device": "null", "mode": "copy",
-            "workload": {"kind": wl["kind"], "packet_size": wl["packet_size"],
-                         "rate_pps": wl.get("rate_pps"), "seed": wl.get("seed", 1),
-                         "duration_s": DURATION_S},
-            "xsk": xsk,
-            "null": {"app_cpu": int(real.get("app_cpu", 1)),
-                     "napi_cpu": int(real.get("peer_cpu", 0)),
-                     "ring_size": VETH_RING, "napi_budget": 64}}
+    cpus = {"app_cpu": int(real.get("app_cpu", 1)), "napi_cpu": int(real.get("peer_cpu", 0))}
+    workload = {"kind": wl["kind"], "packet_size": wl["packet_size"],
+                "seed": wl.get("seed", 1), "duration_s": DURATION_S}
+    return {"device": "null", "mode": "copy", "workload": workload, "xsk": xsk,
+            "null": {**cpus, "ring_size": VETH_RING, "napi_budget": 64}}
 
 
 def _cpu_ghz(doc):
@@ -107,7 +110,8 @@ def rows(doc, cpu_ghz, tolerance=TOLERANCE):
         rid = f"{doc['name']}:{label}"
         seen[key] = rid
         bott = res.get("bottleneck", "peer")
-        cpu = cfg["null"]["app_cpu"] if bott == "app" else cfg["null"]["napi_cpu"]
+        cpus = cfg[cfg["device"]]
+        cpu = cpus["app_cpu"] if bott == "app" else cpus["napi_cpu"]
         util = float(res.get("cpu_per_cpu", {}).get(f"cpu{cpu}", 100.0)) or 100.0
         out.append({"id": rid, "kind": "fit", "scenario": rid, "metric": "pps",
                     "context": f"cpu{cpu}", "rate": "", "value": str(max(res["pps"].values())),
