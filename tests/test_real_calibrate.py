@@ -26,8 +26,7 @@ def test_every_measured_configuration_is_a_row_or_says_why_not():
         assert r["config"]["device"] == "null" and r["config"]["mode"] == "copy"
         assert r["config"]["workload"]["kind"] == "rxdrop"
         assert r["metric"] == "pps" and r["context"] == "cpu0"  # the peer's CPU
-        # the peer context's own CPU (Result.cpu_per_cpu): on a shared machine not all of it
-        assert 80 <= float(r["util"]) <= 100
+        assert 90 <= float(r["util"]) <= 100
 
 
 def test_the_fit_gives_finite_positive_costs_and_residuals(fit):
@@ -53,7 +52,7 @@ def test_cli_prints_and_writes_nothing_without_write(tmp_path, monkeypatch, caps
     status = main(["calibrate", "--from-measurements", str(STORED), "--cpu-ghz", "2.6"])
     out, _ = capsys.readouterr()
     assert status == 0
-    assert "error" in out and "veth_copy_rxdrop:batch=16" in out
+    assert "error" in out and "veth_copy_rxdrop_2026-12-02:batch=16" in out
     assert not list(tmp_path.iterdir())
     assert sorted(p.name for p in COSTS_DIR.glob("*.json")) == before
 
