@@ -222,6 +222,25 @@ def test_veth_copy_rxdrop_brief_run(compiled):
 
 
 @real
+def test_tun_rxdrop_is_fed_through_the_tap_fd(compiled):
+    res = M.measure(MeasureConfig(device="tun", xdp_mode="skb", duration=0.5, warmup=0.2,
+                                  repeats=1))
+    assert res.pps["rx"] > 0 and res.extra["real"]["app"]["dev"] == "tap0"
+    # every frame the app received was written by the peer into the tap fd
+    assert res.extra["offered_pps"] >= res.pps["rx"] * 0.99
+    _assert_clean(os.getpid())
+
+
+@real
+def test_rate_pps_paces_the_sender(compiled):
+    res = M.measure(MeasureConfig(rate_pps=2e5, duration=1.0, warmup=0.3, repeats=1))
+    assert res.extra["offered_pps"] == pytest.approx(2e5, rel=0.15)
+    assert res.pps["rx"] == pytest.approx(2e5, rel=0.15)
+    assert not res.saturated  # the app polls mostly empty rings
+    _assert_clean(os.getpid())
+
+
+@real
 def test_zerocopy_gets_the_kernels_answer(compiled):
     with pytest.raises(E.MeasureError, match="zero-copy refused by the kernel.*EOPNOTSUPP"):
         M.measure(MeasureConfig(mode="zerocopy", duration=0.5, warmup=0, repeats=1))

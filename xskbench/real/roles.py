@@ -129,7 +129,7 @@ def peer(ctx) -> dict:
     cfg = ctx.cfg
     ns, dev, _, _ = ctx.topo.peer
     sender = cfg.resolved_sender()
-    if sender == "tap":
+    if sender == "tun":
         return _peer_tap(ctx, write=cfg.workload != "txonly")
     ifindex = socket.if_nametoindex(dev)
     with contextlib.ExitStack() as stack:
@@ -182,17 +182,27 @@ def _peer_live(ctx, live) -> dict:
     """BPF_PROG_RUN live-frame sender.  Each call sets up and tears down a page pool and
     waits for an RCU grace period (tens of ms on a busy machine), so calls are long
     (about LIVE_CALL_S); the offered count of the window comes from the kernel's
-    ``tx_queue_*_xdp_xmit`` counters of the sending veth, not from these coarse steps."""
+    ``tx_queue_*_xdp_xmit`` counters of the sending veth, not from these coarse steps.
+    With ``rate_pps`` each slot of LIVE_CALL_S sends rate x slot frames in one call (a
+    burst at full speed) and sleeps out the rest: the mean rate is exact, not its shape."""
     from xskbench.real import xsk
     ctx.ready(role="xdp live-frames sender")
     ctx.wait_go()
-    repeat = 65536
+    rate = ctx.cfg.rate_pps
+    repeat = max(1, int(rate * LIVE_CALL_S)) if rate else 65536
     ctl, ctr = ctx.ctl, ctx.ctr
+    slot_end = time.perf_counter()
     while not ctl[xsk.STOP]:
         ctx.serve_python()
         t = time.perf_counter()
         live.run(repeat)
         ctr[xsk.C_OFFERED] += repeat
+        if rate:  # paced: a burst at full speed, then sleep out the slot
+            slot_end += LIVE_CALL_S
+            while (left := slot_end - time.perf_counter()) > 0 and not ctl[xsk.STOP]:
+                ctx.serve_python()
+                time.sleep(min(left, 0.005))
+            continue
         dt = time.perf_counter() - t
         repeat = int(min(1 << 26, max(4096, repeat * LIVE_CALL_S / max(dt, 1e-6))))
     ctx.serve_python()

@@ -116,6 +116,8 @@ class MeasureConfig(Section):
         x, w, r = d["xsk"], d["workload"], d.get("real", {})
         device = DEVICE_ALIASES.get(d["device"], d["device"])
         sender = DEVICE_ALIASES.get(r.get("sender", "auto"), r.get("sender", "auto"))
+        if sender == ("tun" if device == "tun" else "xdp"):  # what auto resolves to
+            sender = "auto"
         return cls(device=device, mode=d["mode"], workload=w["kind"],
                    packet_size=w["packet_size"], batch=x["batch_size"], ring=x["rx_size"],
                    frame_size=x["frame_size"], need_wakeup=x["need_wakeup"],
