@@ -53,9 +53,14 @@ def counterpart(mcfg):
     from .sections.afxdp import XskConfig
 
     real, wl = mcfg.get("real", {}), mcfg["workload"]
-    if mcfg["device"] != "veth" or wl["kind"] not in ("rxdrop", "l2fwd"):
-        return (f"{mcfg['device']} {wl['kind']}: no emulated counterpart (the emulated veth "
-                "sends into the RFC's bridge to mlx5, which the measured pair lacks)")
+    if mcfg["device"] != "veth":
+        return f"{mcfg['device']}: no emulated counterpart of this real setup yet"
+    if wl["kind"] not in ("rxdrop", "l2fwd"):
+        return (f"veth {wl['kind']}: no emulated counterpart (the emulated veth sends into "
+                "the RFC's bridge to mlx5, which the measured pair lacks)")
+    if real.get("xdp_mode", "native") != "native":
+        return (f"xdp_mode={real['xdp_mode']}: generic XDP builds the skb first; the "
+                "counterpart runs native XDP")
     if mcfg["mode"] != "copy":
         return f"mode={mcfg['mode']}: only veth copy mode has a counterpart"
     if real.get("wait", "spin") == "poll":
