@@ -309,9 +309,17 @@ def count(rows, results, par, x, share=0.02):
     return len(rows), sorted(used)
 
 
+def profile_clocks():
+    """Each testbed's clock as its profile has it (fitted if unstated); the assumed clock where
+    no profile is written yet."""
+    return {tb: costs.load(tb).cpu_ghz if (COSTS_DIR / f"{tb}.json").exists()
+            else float(spec["cpu_ghz"]) for tb, spec in testbeds().items()}
+
+
 def residuals(rows, call, byte, priors, ghz=None):
-    """Re-emulate the rows with the given costs and compare them as `reproduce` does."""
-    ghz = ghz or {tb: s["cpu_ghz"] for tb, s in testbeds().items()}
+    """Re-emulate the rows with the given costs and compare them as `reproduce` does, each
+    published row at its testbed's clock in ``ghz`` (default: the written profiles')."""
+    ghz = ghz or profile_clocks()
     cache = {}
 
     def run(sc, seed=None):
