@@ -1,11 +1,15 @@
 """The ``xskbench`` command line.
 
-Subcommands live in :data:`COMMANDS`; add one with the :func:`command` decorator.  Every
+Subcommands are listed in :data:`COMMANDS`, one table: name -> the module that implements
+it and the names of its two functions there (``add_arguments(parser)``, ``main(args)``),
+imported only when that subcommand runs, so ``xskbench --help`` and ``xskbench fields``
+stay quick and no module registers itself by being imported.  Every
 error - bad option, bad value, bad config file - is one stderr line and exit status 2
 (set ``XSKBENCH_DEBUG=1`` to get the traceback instead).
 """
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -18,21 +22,30 @@ from xskbench.sections import SECTIONS, section_class
 
 
 class Command(NamedTuple):
+    module: str                         # the module implementing the subcommand
     help: str
-    add_args: Callable[[argparse.ArgumentParser], None]
-    handler: Callable[[argparse.Namespace], int | None]  # returns the exit status (None = 0)
+    add_arguments: str = "add_arguments"  # its ``add_arguments(parser)``
+    main: str = "main"                  # its ``main(args)``: the exit status (None = 0)
+
+    def load(self) -> tuple[Callable[[argparse.ArgumentParser], None],
+                            Callable[[argparse.Namespace], int | None]]:
+        module = importlib.import_module(self.module)
+        return getattr(module, self.add_arguments), getattr(module, self.main)
 
 
-#: name -> Command.  Planned: calibrate, reproduce, sweep, measure.
-COMMANDS: dict[str, Command] = {}
-
-
-def command(name: str, help: str, add_args: Callable[[argparse.ArgumentParser], None]):
-    """Decorator registering ``handler(args)`` as ``xskbench <name>``."""
-    def register(handler):
-        COMMANDS[name] = Command(help, add_args, handler)
-        return handler
-    return register
+#: Every subcommand: ``xskbench <name>``.
+COMMANDS: dict[str, Command] = {
+    "run": Command(__name__, "emulate one configuration and report", "_run_args", "_run"),
+    "fields": Command(__name__, "list every config field", "_fields_args", "_fields"),
+    "calibrate": Command(__name__, "fit the op costs to the published rows; write "
+                         "data/costs/*.json", "_calibrate_args", "_calibrate"),
+    "reproduce": Command(__name__, "every published number beside its emulation",
+                         "_reproduce_args", "_reproduce"),
+    "sweep": Command("xskbench.sweep_cli",
+                     "run a parameter sweep (GRID.yaml) on Dask; write Parquet"),
+    "measure": Command("xskbench.real.cli", "measure the real kernel (root): AF_XDP copy mode "
+                       "or a UDP socket on veth/tap in namespaces xskbench builds"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,7 +102,6 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     return cfg.override(shortcuts + args.assignments)
 
 
-@command("run", "emulate one configuration and report", _run_args)
 def _run(args: argparse.Namespace) -> None:
     cfg = config_from_args(args)
     from xskbench.run import run  # lazy: compiling the kernels is slow
@@ -107,7 +119,6 @@ def _fields_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--section", help=f"only this section: {', '.join(SECTIONS)}")
 
 
-@command("fields", "list every config field", _fields_args)
 def _fields(args: argparse.Namespace) -> None:
     classes = [section_class(args.section)] if args.section else SECTIONS.values()
     rows = [("FIELD", "TYPE", "DEFAULT", "ALLOWED", "UNIT", "DOC")]
@@ -134,8 +145,6 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
                    help="with --from-measurements: also write data/costs/NAME.json")
 
 
-@command("calibrate", "fit the op costs to the published rows; write data/costs/*.json",
-         _calibrate_args)
 def _calibrate(args: argparse.Namespace) -> None:
     if args.from_measurements is None:
         given = [o for o, v in (("--testbed", args.testbed), ("--cpu-ghz", args.cpu_ghz),
@@ -165,7 +174,6 @@ def _reproduce_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="also write CSV, Markdown and figures here")
 
 
-@command("reproduce", "every published number beside its emulation", _reproduce_args)
 def _reproduce(args: argparse.Namespace) -> int:
     from xskbench import reproduce
 
@@ -178,25 +186,27 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 # --- entry point --------------------------------------------------------------------------
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; only those named in ``load`` (default: all) get their
+    options, which imports their modules."""
     parser = _Parser(prog="xskbench", description="Emulate Linux AF_XDP datapaths.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, cmd in COMMANDS.items():
-        cmd.add_args(sub.add_parser(name, help=cmd.help, description=cmd.help))
+        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        if load is None or name in load:
+            cmd.load()[0](p)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
-        return COMMANDS[args.command].handler(args) or 0
+        # the subcommand is the first word that is not an option: only its module loads
+        name = next((a for a in argv if not a.startswith("-")), None)
+        args = build_parser(load=[name] if name else []).parse_args(argv)
+        return COMMANDS[args.command].load()[1](args) or 0
     except ValueError as err:
         if os.environ.get("XSKBENCH_DEBUG"):
             raise
         print("xskbench: error: " + " ".join(str(err).split()), file=sys.stderr)
         return 2
-
-
-# Commands defined in their own modules register themselves on import.
-from xskbench import sweep_cli  # noqa: E402,F401 - `xskbench sweep`
-from xskbench.real import cli as _real_cli  # noqa: E402,F401 - `xskbench measure`

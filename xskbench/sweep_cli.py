@@ -19,7 +19,6 @@ from typing import Any
 
 import yaml
 
-from xskbench.cli import command
 from xskbench.config import _one_line
 
 _KEYS = ("base", "grid")
@@ -59,7 +58,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _sweep_args(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("grid", metavar="GRID.yaml", help="base: partial config; grid: the sweep")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a running Dask scheduler (tcp://HOST:8786), or 'serial' to run in "
@@ -79,8 +78,7 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
                    help="print at most N configurations of the Pareto front (default 10)")
 
 
-@command("sweep", "run a parameter sweep (GRID.yaml) on Dask; write Parquet", _sweep_args)
-def _sweep(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     base, grid = load_grid(args.grid)
     if args.no_cache and args.cache_dir:
         raise ValueError("--no-cache and --cache-dir exclude each other")

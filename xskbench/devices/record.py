@@ -25,6 +25,24 @@ def _no_check(cfg: Any) -> None:
     return None
 
 
+def in_order(declared: tuple[str, ...], contexts: Any) -> tuple:
+    """``contexts`` (machine.Context records) in the order of the kernel's ``CONTEXTS``
+    names, so a context's position - its id in the kernel - comes from one place.
+    ValueError if the names differ."""
+    by_name = {c.name: c for c in contexts}
+    if sorted(by_name) != sorted(declared):
+        raise ValueError(f"contexts {sorted(by_name)} do not match the kernel's CONTEXTS "
+                         f"{list(declared)}")
+    return tuple(by_name[name] for name in declared)
+
+
+def declared_contexts(kernel: Any, mode: str) -> tuple[str, ...]:
+    """A kernel's context names for ``mode``: its ``CONTEXTS`` tuple, or ``CONTEXTS[mode]``
+    when its modes run different contexts (virtio-net's pmd)."""
+    declared = kernel.CONTEXTS
+    return declared[mode] if isinstance(declared, dict) else declared
+
+
 @dataclass(frozen=True)
 class Device:
     """One emulated device (see README "Add a device")."""

@@ -1,15 +1,13 @@
-"""``xskbench measure``: the real kernel beside the emulation.  Importing this module
-registers the subcommand with :func:`xskbench.cli.command`."""
+"""``xskbench measure``: the real kernel beside the emulation (``add_arguments`` and ``main``,
+listed in :data:`xskbench.cli.COMMANDS`)."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 
-from xskbench.cli import command
 
-
-def _args(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     from xskbench.real import measure as M
     d = M.MeasureConfig()
     p.add_argument("--device", choices=M.DEVICES, default=d.device,
@@ -120,9 +118,7 @@ def report(res: dict) -> str:
     return "\n".join(lines)
 
 
-@command("measure", "measure the real kernel (root): AF_XDP copy mode or a UDP socket on "
-         "veth/tap in namespaces xskbench builds", _args)
-def _measure(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     from xskbench.real import measure as M
     from xskbench.real.bpf import BpfError
     from xskbench.real.topology import Terminated, TopologyError
