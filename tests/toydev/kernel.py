@@ -23,7 +23,15 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at
-from xskbench.kernels.layout import CX_A, CX_SCHED, DEV_BASE, H_BUSYBUDGET, H_BUSYPOLL, H_PROGRESS, H_QLABEL
+from xskbench.kernels.layout import (
+    CX_A,
+    CX_SCHED,
+    DEV_BASE,
+    H_BUSYBUDGET,
+    H_BUSYPOLL,
+    H_PROGRESS,
+    H_QLABEL,
+)
 from xskbench.kernels.multiq import pick, share
 
 D_BUDGET, D_IRQ_DELAY, D_L_SYS = range(DEV_BASE, DEV_BASE + 3)

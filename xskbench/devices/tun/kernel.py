@@ -95,7 +95,8 @@ from xskbench.kernels.xsk_ring import (
     D_G_CONS, D_VH_WAIT_AVAIL, D_VH_QUEUED, D_WPKTS, D_WBYTES, D_GBUDGET, D_IRQ_DELAY,
     D_L_SYS, D_ZCV, D_V2_PREV, D_STALL_UNTIL, D_BURST,
 ) = range(DEV_BASE, DEV_BASE + 21)
-APP, VHOST, GUEST = 0, 1, 2  # context ids
+CONTEXTS = ("app", "vhost", "guest")  # context ids in this order (setup builds them by name)
+APP, VHOST, GUEST = range(len(CONTEXTS))
 TX_BATCH_SIZE = 32  # xsk_generic_xmit: descriptors per sendto
 SIGNAL_BATCH = 64   # vhost_net_signal_used when done_idx > VHOST_NET_BATCH
 

@@ -1,5 +1,6 @@
 """tun + vhost-net: a host application's AF_XDP socket on a tun queue; vhost-net copies the
 packets into a guest (copy mode = mainline, zerocopy = the 2024 patches, v1 or v2)."""
+from xskbench.devices.record import in_order
 from xskbench.kernels.layout import MC
 from xskbench.kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
 from xskbench.machine import Context, build, start_app
@@ -9,8 +10,9 @@ from . import kernel as k
 
 def setup(cfg, hz, cc, cb):
     t = cfg.tun
-    contexts = (Context("app", t.app_cpu), Context("vhost", t.vhost_cpu, host=True),
-                Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd"))
+    contexts = in_order(k.CONTEXTS, [
+        Context("app", t.app_cpu), Context("vhost", t.vhost_cpu, host=True),
+        Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd")])
     mach = build(cfg, hz, contexts, extra_labels={"sys": t.app_cpu},
                  dev_words={"tun_ptr_ring": ptr_ring_words(t.tx_queue_len),
                             "vhost_buf": 2 * t.vhost_batch})

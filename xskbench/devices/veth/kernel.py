@@ -63,8 +63,10 @@ from xskbench.kernels.xsk_ring import (
     D_MODE, D_BATCH, D_MAXSEG, D_CSUM, D_RCAP, D_RN, D_BCAP, D_BN, D_BUDGET, D_EXTRA,
     D_L_SYS, D_AGG,
 ) = range(DEV_BASE, DEV_BASE + 12)
-MODE_UDP, MODE_COPY, MODE_ZC = range(3)
-APP, BACKLOG, PEER, TXNAPI = range(4)  # context ids
+MODES = ("udp", "copy", "zerocopy")  # D_MODE values, in this order
+MODE_UDP, MODE_COPY, MODE_ZC = range(len(MODES))
+CONTEXTS = ("app", "backlog", "napi", "napi_tx")  # context ids in this order (setup: by name)
+APP, BACKLOG, PEER, TXNAPI = range(len(CONTEXTS))
 HDR_LEN = 42  # Ethernet + IPv4 + UDP headers in front of the UDP payload
 TX_BATCH_SIZE = 32  # xsk_generic_xmit descs per sendto
 

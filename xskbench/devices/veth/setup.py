@@ -1,5 +1,6 @@
 """The veth pair: udp baseline, AF_XDP copy mode (ptr_ring + veth_poll) and the RFC's
 zero-copy tx NAPI (optionally batching into GSO skbs). See kernel.py."""
+from xskbench.devices.record import in_order
 from xskbench.machine import Context, build, start_app
 
 from . import kernel as k
@@ -7,7 +8,7 @@ from . import kernel as k
 
 def setup(cfg, hz, cc, cb):
     v = cfg.veth
-    contexts = (
+    contexts = in_order(k.CONTEXTS, [
         Context("app", v.app_cpu),
         # the "host" side: whichever context runs the peer's stack in this mode
         Context("backlog", v.app_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.app_cpu}",
@@ -16,10 +17,10 @@ def setup(cfg, hz, cc, cb):
                 host=cfg.mode == "copy"),
         Context("napi_tx", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}",
                 host=cfg.mode == "zerocopy"),
-    )
+    ])
     mach = build(cfg, hz, contexts, extra_labels={"sys": v.app_cpu})
     m = mach.m
-    m[k.D_MODE] = ("udp", "copy", "zerocopy").index(cfg.mode)
+    m[k.D_MODE] = k.MODES.index(cfg.mode)
     m[k.D_BATCH] = int(v.batch)
     m[k.D_MAXSEG] = v.batch_max_segs
     m[k.D_CSUM] = int(v.csum_offload)
