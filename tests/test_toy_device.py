@@ -129,6 +129,12 @@ def test_sweep_explorer_and_property_combos_list_the_toy(layers):
     assert layers["combos"] == [["toy", "zerocopy", "txonly"]]
 
 
+def test_the_property_tests_run_the_toy():
+    out = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0",
+                "-k", "toy", "tests/test_properties.py"])
+    assert "2 passed" in out  # random valid configs, and the default config, balance
+
+
 def test_the_cli_lists_and_runs_the_toy():
     fields = _run([sys.executable, "-m", "xskbench", "fields", "--section", "toy"])
     assert [line.split()[0] for line in fields.splitlines()[1:]] == [
