@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from xskbench.config import DEVICE_MODES, RunConfig, load
 from xskbench.fields import field_info, fmt, iter_fields
+from xskbench.run import run
 from xskbench.sections import SECTIONS, section_class
 
 
@@ -37,10 +38,10 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "run": Command(__name__, "emulate one configuration and report", "_run_args", "_run"),
     "fields": Command(__name__, "list every config field", "_fields_args", "_fields"),
-    "calibrate": Command(__name__, "fit the op costs to the published rows; write "
-                         "data/costs/*.json", "_calibrate_args", "_calibrate"),
-    "reproduce": Command(__name__, "every published number beside its emulation",
-                         "_reproduce_args", "_reproduce"),
+    "calibrate": Command("xskbench.calibrate_cli", "fit the op costs to the published rows; "
+                         "write data/costs/*.json", "add_calibrate_arguments", "calibrate_main"),
+    "reproduce": Command("xskbench.calibrate_cli", "every published number beside its "
+                         "emulation", "add_reproduce_arguments", "reproduce_main"),
     "sweep": Command("xskbench.sweep_cli",
                      "run a parameter sweep (GRID.yaml) on Dask; write Parquet"),
     "measure": Command("xskbench.real.cli", "measure the real kernel (root): AF_XDP copy mode "
@@ -103,10 +104,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _run(args: argparse.Namespace) -> None:
-    cfg = config_from_args(args)
-    from xskbench.run import run  # lazy: compiling the kernels is slow
-
-    result = run(cfg)
+    result = run(config_from_args(args))
     if args.json:
         print(json.dumps(result.to_json(), sort_keys=True, indent=1))
     else:
@@ -127,61 +125,6 @@ def _fields(args: argparse.Namespace) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         print("  ".join([c.ljust(w) for c, w in zip(row, widths, strict=False)] + [row[-1]]))
-
-
-# --- calibrate / reproduce ----------------------------------------------------------------
-
-def _calibrate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--quiet", action="store_true", help="print only errors")
-    p.add_argument("--from-measurements", metavar="FILE",
-                   help="fit a profile for this machine from real runs (the JSON of "
-                        "`xskbench measure --sweep`); prints the fit and its residuals")
-    p.add_argument("--testbed", metavar="NAME",
-                   help="with --from-measurements: the profile's name (default this-machine)")
-    p.add_argument("--cpu-ghz", type=float, metavar="GHZ",
-                   help="with --from-measurements: the measured CPU's clock (default: "
-                        "this machine's if it is the measured CPU model, else 3)")
-    p.add_argument("--write", action="store_true",
-                   help="with --from-measurements: also write data/costs/NAME.json")
-
-
-def _calibrate(args: argparse.Namespace) -> None:
-    if args.from_measurements is None:
-        given = [o for o, v in (("--testbed", args.testbed), ("--cpu-ghz", args.cpu_ghz),
-                                ("--write", args.write)) if v]
-        if given:
-            raise ValueError(f"{', '.join(given)}: only with --from-measurements")
-        from xskbench.calibrate import calibrate
-
-        calibrate(verbose=not args.quiet)
-        return
-    from xskbench import real_calibrate
-
-    if not os.path.exists(args.from_measurements):
-        raise ValueError(f"--from-measurements {args.from_measurements}: no such file")
-    if args.write:
-        real_calibrate.check_testbed(args.testbed or real_calibrate.TESTBED)
-    fit = real_calibrate.fit(args.from_measurements, cpu_ghz=args.cpu_ghz)
-    if not args.quiet:
-        print(real_calibrate.render(fit))
-    if args.write:
-        real_calibrate.write(fit, args.testbed or real_calibrate.TESTBED,
-                             verbose=not args.quiet)
-
-
-def _reproduce_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    p.add_argument("--out", metavar="DIR", help="also write CSV, Markdown and figures here")
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    from xskbench import reproduce
-
-    df = reproduce.reproduce()
-    print(reproduce.to_json(df) if args.json else reproduce.render(df))
-    if args.out:
-        reproduce.write(df, args.out)
-    return 0 if all(w for w in df.within if w is not None) else 1
 
 
 # --- entry point --------------------------------------------------------------------------

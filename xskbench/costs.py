@@ -4,11 +4,13 @@ A profile (``data/costs/<testbed>.json``) is written only by :mod:`xskbench.cali
 records the frequency, each op's costs with where they come from, the rows it was fitted to
 and a hash of the fit inputs, so an edit by hand is detected.
 """
+import csv
 import hashlib
 import json
 from dataclasses import dataclass
 
 import numpy as np
+import yaml
 
 from . import ops
 from .kernels.layout import MC
@@ -36,8 +38,6 @@ class Profile:
 
 def read_priors(path=PRIORS):
     """op -> (call, byte, source) from the hand-written prior table (literature values)."""
-    import csv
-
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["op"] and not r["op"].startswith("#")]
     unknown = sorted({r["op"] for r in rows} - set(ops.NAMES))
@@ -54,8 +54,6 @@ def inputs_hash(doc):
 
 def reference_testbed(device):
     """The testbed a device's runs use when the config names none (data/testbeds.yaml)."""
-    import yaml
-
     beds = yaml.safe_load((DATA_DIR / "testbeds.yaml").read_text())
     for name, spec in beds.items():
         if device in spec.get("reference_for", ()):

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import __version__, ops, stats
+from . import ops, stats
+from .books import balance
 from .kernels import layout as L
 from .machine import RING_NAMES
+from .report import render
+from .version import __version__
 
 SATURATED_PCT = 90.0  # useful CPU % at which a context is taken to limit the rate
 
@@ -184,7 +187,6 @@ class Result:
         return self.extra.get("faults")
 
     def report(self, style="xdpsock"):
-        from .report import render
         return render(self, style)
 
 
@@ -205,8 +207,6 @@ def _flat(d, prefix=""):
 
 def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     """Read a finished arena into a Result (window = after warm-up) and check the books."""
-    from .books import balance
-
     m, nl, no = mach.m, len(mach.labels), ops.N_OPS
 
     def window(slot, base, n):
