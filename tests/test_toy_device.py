@@ -16,8 +16,9 @@ import pytest
 
 from xskbench import costs
 from xskbench.config import RunConfig
-from xskbench.devices import DEVICES, declared_contexts
+from xskbench.devices import DEVICES, WORKLOADS, declared_contexts
 from xskbench.fields import field_info
+from xskbench.sections import section_class
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]),
@@ -167,6 +168,12 @@ def test_setup_builds_the_contexts_in_the_kernels_order(device, mode):
     cc, cb = prof.arrays(1.0)
     mach = dev.impl.setup(cfg, prof.cpu_ghz * 1e9, cc, cb)
     assert tuple(c.name for c in mach.contexts) == declared_contexts(dev.kernel, mode)
+
+
+def test_the_workloads_are_numbered_as_the_config_names_them():
+    # the kernels' H_WORKLOAD numbering (kernels/layout.py) and workload.kind's choices
+    assert field_info(section_class("workload"), "kind").choices == WORKLOADS
+    assert all(set(d.workloads) <= set(WORKLOADS) for d in DEVICES.values())
 
 
 @pytest.mark.parametrize("device", list(DEVICES))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-WORKLOADS = ("txonly", "rxdrop", "l2fwd")
+from xskbench.kernels.layout import WORKLOADS  # the kernels' numbering (no numba there)
 
 
 def _paced_by_rate(cfg: Any) -> bool:
