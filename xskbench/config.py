@@ -66,10 +66,7 @@ class _RunConfigMethods:
     """Behaviour of RunConfig; the fields are added by ``make_dataclass`` below."""
 
     def __post_init__(self) -> None:
-        modes = get_device(self.device).modes
-        if self.mode not in modes:
-            raise ValueError(f"mode={self.mode!r}: device {self.device!r} supports "
-                             f"{_listing(modes)}")
+        get_device(self.device).check_mode(self.mode)  # before the sections: names first
         for name, cls in SECTIONS.items():
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name}={getattr(self, name)!r}: must be a {cls.__name__}")

@@ -82,11 +82,14 @@ class Device:
         return any(self.notifies(SimpleNamespace(mode=mode, **{self.section_name: self.section()}))
                    for mode in self.modes)
 
+    def check_mode(self, mode: Any) -> None:
+        if mode not in self.modes:
+            raise ValueError(f"mode={mode!r}: device {self.name!r} supports "
+                             f"{', '.join(map(repr, self.modes))}")
+
     def validate(self, cfg: Any) -> None:
         """The device's own rules for ``cfg`` (mode, workload, then ``check``)."""
-        if cfg.mode not in self.modes:
-            raise ValueError(f"mode={cfg.mode!r}: device {self.name!r} supports "
-                             f"{', '.join(map(repr, self.modes))}")
+        self.check_mode(cfg.mode)
         if cfg.workload.kind not in self.workloads:
             raise ValueError(f"workload.kind={cfg.workload.kind!r}: device {self.name!r} "
                              f"models {', '.join(map(repr, self.workloads))}"
