@@ -159,7 +159,8 @@ def finish(m, c):
     end = m[H_NOW] + m[H_QACC]
     m[m[H_CLK] + cpu] = end
     m[m[H_CPULAB] + cpu] = m[H_QLABEL]
-    m[m[H_CPULAST] + cpu] = m[H_QACC]
+    # the quantum's length, negative if it moved nothing (snapshot trims busy and idle alike)
+    m[m[H_CPULAST] + cpu] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
     if end > m[H_END]:  # the part of the last quantum past the end is outside the window
         m[m[H_OVER] + m[H_QLABEL]] += min(end - m[H_END], m[H_QACC])
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
@@ -271,8 +272,12 @@ def snapshot(m):
         m[m[H_BASE_LAT] + i] = m[m[H_LAT] + i]
     for cpu in range(m[H_NCPU]):  # the part of a CPU's last quantum after warm-up is in
         past = m[m[H_CLK] + cpu] - m[H_WARM]
+        last = m[m[H_CPULAST] + cpu]
         if past > 0:
-            m[m[H_BASE_BUSY] + m[m[H_CPULAB] + cpu]] -= min(past, m[m[H_CPULAST] + cpu])
+            lab = m[m[H_CPULAB] + cpu]
+            m[m[H_BASE_BUSY] + lab] -= min(past, abs(last))
+            if last < 0:  # an empty poll: its part after warm-up is idle in the window too
+                m[m[H_BASE_IDLE] + lab] -= min(past, -last)
 
 
 
