@@ -277,7 +277,25 @@ HOSTILE = {
     "nan.yaml": ("workload: {rate_pps: .nan}\n", ["workload.rate_pps=nan"]),
     "aliases.yaml": ("a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
                      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c]\n",
-                     ["unknown key 'a'"]),
+                     ["malformed YAML", "aliases (*name) are not allowed"]),
+    "bomb.yaml": ("".join(f"{c}: &{c} [{', '.join([f'*{p}' if p else 'lol'] * 9)}]\n"
+                          for p, c in zip([None, *"abcdefg"], "abcdefgh", strict=True))
+                  + "device: [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n",
+                  ["malformed YAML", "aliases (*name) are not allowed (line 2)"]),
+    "deep.json": ("[" * 100_000 + "]" * 100_000, ["malformed JSON", "nested deeper than"]),
+    "deep.yaml": ("a:\n" + "".join("  " * i + "- \n" for i in range(1, 200)),
+                  ["malformed YAML", "nested deeper than"]),
+    "deep-flow.yaml": ("[" * 10_000 + "]" * 10_000, ["malformed YAML", "nested deeper than"]),
+    "int-in-float.json": ('{"workload": {"duration_s": 1' + "0" * 400 + "}}",
+                          ["workload.duration_s=<int of about 401 digits>", "[0.0001, 60]"]),
+    "int-5000-digits.json": ('{"workload": {"seed": 1' + "0" * 5000 + "}}",
+                             ["malformed JSON", "4300"]),
+    "long-string.json": ('{"testbed": {"profile": "' + "x" * 10_000 + '"}}',
+                         ["testbed.profile='xxxx", "...: a string of 10000 characters"]),
+    "list-device.json": ('{"device": [' + ",".join(["1"] * 100_000) + "]}",
+                         ["device=<list of 100000 items>: a list; allowed: one value"]),
+    "dict-field.yaml": ("xsk: {tx_size: {a: 1}}\n", ["xsk.tx_size={'a': 1}: a dict"]),
+    "date.yaml": ("workload: {seed: 2024-01-01}\n", ["workload.seed=datetime.date(2024, 1, 1)"]),
     "section-list.yaml": ("xsk:\n  - tx_size\n", ["xsk must be a mapping, not list"]),
     "combo.yaml": ("device: veth\nmode: udp\nveth: {batch: true}\n", ["veth.batch=true"]),
     "list.json": ("[]", ["config must be a mapping, not list"]),
@@ -299,6 +317,59 @@ def test_hostile_config_files(tmp_path, name):
     for fragment in fragments:
         assert fragment in msg, msg
     assert not marker.exists()  # no code ran
+
+
+def test_hostile_messages_are_short(tmp_path):
+    """A value is quoted with at most ~80 characters, whatever its size."""
+    for name, (text, _) in HOSTILE.items():
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(ValueError) as exc:
+            load(path)
+        assert len(str(exc.value)) < 300 + len(str(path)), (name, str(exc.value)[:400])
+
+
+def test_special_and_oversized_files_are_refused(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")  # endless
+    for path in (fifo, zero):
+        with pytest.raises(ValueError, match="not a regular file"):
+            load(path)
+    big = tmp_path / "big.yaml"
+    big.write_text("# padding\n" * 200_000)
+    with pytest.raises(ValueError, match=r"big.yaml: 2000000 bytes; allowed: at most 1048576"):
+        load(big)
+
+
+def test_cli_hostile_files_are_one_line_fast_and_small(tmp_path):
+    """Each hostile file: exit 2, one stderr line, within 5 s of wall time and 500 MB."""
+    import resource
+
+    paths = []
+    for name in ("bomb.yaml", "deep.json", "list-device.json", "int-in-float.json"):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(HOSTILE[name][0])
+    os_fifo = tmp_path / "fifo.yaml"
+    import os
+    os.mkfifo(os_fifo)
+    paths.append(os_fifo)
+    script = ("import sys, time, resource; from xskbench.cli import main\n"
+              "for p in sys.argv[1:]:\n"
+              "    t = time.monotonic(); rc = main(['run', '--config', p])\n"
+              "    assert rc == 2 and time.monotonic() - t < 5, (p, rc)\n")
+    proc = subprocess.run([sys.executable, "-c", script, *map(str, paths)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(
+                              resource.RLIMIT_AS, (2 << 30, 2 << 30)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == len(paths) and all(len(line) < 300 + len(str(tmp_path)) + 30
+                                            for line in lines), proc.stderr[:2000]
+    assert all(line.startswith("xskbench: error: ") for line in lines)
 
 
 def test_unreadable_config_files(tmp_path):

@@ -17,10 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from xskbench.cli import command
 from xskbench.config import _one_line
+from xskbench.loading import load_document
 
 _KEYS = ("base", "grid")
 
@@ -28,14 +27,7 @@ _KEYS = ("base", "grid")
 def load_grid(path: str | Path) -> tuple[dict, Any]:
     """``(base, grid)`` from a GRID.yaml; ValueError (one line, naming the file) if bad."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ValueError(f"cannot read {path}: {err.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ValueError(f"{path}: malformed YAML: {_one_line(err)}") from None
+    data = load_document(path, yaml_default=True)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with keys base: and grid:")
     unknown = sorted(set(map(str, data)) - set(_KEYS))
