@@ -400,3 +400,67 @@ def test_json_round_trip_rejects_what_validation_rejects():
     data["xsk"]["batch_size"] = 4096
     with pytest.raises(ValueError, match=r"xsk.batch_size=4096: must be an int in \[1, 2048\]"):
         RunConfig.from_json(json.dumps(data))
+
+
+# --- odd but valid input: a correct result or one clear error (issue #18) --------------------
+
+def test_zero_throughput_run_is_idle_and_says_why():
+    """100 pps in a 4 ms window offers 0.4 packets: the app polls empty the whole window
+    (the quantum straddling warm-up counts as idle as well as busy), nothing is named the
+    bottleneck, and a warning says why nothing moved."""
+    from xskbench.run import run
+
+    res = run(RunConfig().override(["workload.rate_pps=100", "workload.duration_s=0.005"]))
+    assert res.pps == {"rx": 0.0, "tx": 0.0}
+    assert res.cpu["app"] == pytest.approx(res.idle_poll["app"], abs=1e-9)
+    assert res.useful_cpu["app"] == pytest.approx(0.0, abs=1e-9) and not res.saturated
+    assert len(res.warnings) == 1 and "workload.rate_pps=100 offers 0.4 packets" in \
+        res.warnings[0]
+    assert res.to_json()["warnings"] == res.warnings
+    busy = run(RunConfig().override(["workload.duration_s=0.002"]))
+    assert busy.pps["tx"] > 0 and busy.warnings == []
+
+
+def test_every_seed_has_a_positive_cost_factor():
+    """Seed 986200 draws -5.6 sigma: at the largest spread that was a negative cost factor
+    (a run that never ends); the draw is truncated at SPREAD_SIGMAS."""
+    from xskbench.run import SPREAD_SIGMAS, run, run_speed
+
+    cfg = RunConfig().override(["workload.seed=986200", "testbed.run_spread=0.2",
+                                "workload.duration_s=0.002"])
+    assert 1 - 0.2 * SPREAD_SIGMAS <= run_speed(cfg) <= 1 + 0.2 * SPREAD_SIGMAS
+    assert min(run_speed(cfg.replace(**{"workload.seed": s})) for s in range(2000)) > 0.3
+    res = run(cfg)
+    assert res.pps["tx"] > 0 and res.invariants["balanced"]
+
+
+def test_virtio_pmd_rx_queue_must_hold_a_burst():
+    """The guest PMD rearms its rx virtqueue 32 descriptors at a time: a queue of 16 never
+    receives (0 pps, no error before): refused, naming the field."""
+    with pytest.raises(ValueError, match=r"virtio\.queue_size=16 .*32"):
+        RunConfig(device="virtio-net", mode="pmd").override(
+            ["workload.kind=rxdrop", "virtio.queue_size=16"])
+    RunConfig(device="virtio-net", mode="pmd").override(["virtio.queue_size=16"])  # txonly
+
+
+def test_skew_within_its_range():
+    RunConfig().override(["mq.skew=1"])  # one queue: nothing to skew, nothing to refuse
+    with pytest.raises(ValueError, match=r"mq\.skew=1 leaves queues 1\.\.3 with 0 pps of "
+                                         r"workload\.rate_pps=1e6; allowed: "
+                                         r"mq\.skew <= 0\.999996"):
+        RunConfig().override(["mq.skew=1", "mq.queues=4", "workload.rate_pps=1e6"])
+    with pytest.raises(ValueError, match=r"mq\.skew=0\.5 with mq\.queues=2 .* "
+                                         r"workload\.rate_pps is none"):
+        RunConfig().override(["mq.skew=0.5", "mq.queues=2"])
+
+
+@pytest.mark.parametrize("sets,match", [
+    (["faults.fill_stop_us=1e-9", "faults.fill_stop_period_us=2e-9"],
+     r"faults\.fill_stop_us=1e-09 is below the engine's time resolution.*>= 0\.1"),
+    (["faults.stall_us=0.1", "faults.stall_period_us=0.2", "workload.duration_s=60"],
+     r"faults\.stall_period_us=0\.2 gives 3e\+08 stall windows .* at most 200000 "
+     r"\(faults\.stall_period_us >= 300\)"),
+])
+def test_fault_windows_the_engine_cannot_honour(sets, match):
+    with pytest.raises(ValueError, match=match):
+        RunConfig().override(["workload.kind=rxdrop", *sets])
