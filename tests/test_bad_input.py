@@ -464,3 +464,35 @@ def test_skew_within_its_range():
 def test_fault_windows_the_engine_cannot_honour(sets, match):
     with pytest.raises(ValueError, match=match):
         RunConfig().override(["workload.kind=rxdrop", *sets])
+
+
+def _measurement_cases(tmp_path):
+    good = json.loads((ROOT / "data/measurements/veth_copy_rxdrop.json").read_text())
+    point = good["points"][0]
+    cases = {"dir.json": (None, "a directory"), "bad.json": ("{", "malformed JSON"),
+             "list.json": ("[]", "no 'points' list"),
+             "deep.json": ("[" * 100_000 + "]" * 100_000, "nested too deeply")}
+    broken = [({**point, "result": {**point["result"], "config": {}}},
+               "points[0]: missing result.config.device"),
+              ({**point, "result": {**point["result"], "pps": {"rx": "fast"}}},
+               "result.pps must map directions to numbers"),
+              ({**point, "result": {**point["result"], "cpu_per_cpu": []}},
+               "result.cpu_per_cpu is a list, not a dict"),
+              ("point", "points[0]: a str, not a mapping")]
+    for i, (p, why) in enumerate(broken):
+        cases[f"broken{i}.json"] = (json.dumps({**good, "points": [p]}), why)
+    for name, (text, _) in cases.items():
+        if text is None:
+            (tmp_path / name).mkdir()
+        else:
+            (tmp_path / name).write_text(text)
+    return {tmp_path / name: why for name, (_, why) in cases.items()}
+
+
+def test_calibrate_from_malformed_measurements_is_one_line(tmp_path, capsys):
+    from xskbench.cli import main
+
+    for path, why in _measurement_cases(tmp_path).items():
+        assert main(["calibrate", "--from-measurements", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and why in err and str(path) in err, err

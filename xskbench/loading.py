@@ -41,8 +41,9 @@ def one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
-def read_text(path: str | Path) -> str:
-    """The UTF-8 text of a regular file of at most MAX_BYTES; ValueError naming the file."""
+def read_text(path: str | Path, max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes``; ValueError naming the
+    file."""
     path = Path(path)
     try:
         st = os.stat(path)
@@ -51,17 +52,17 @@ def read_text(path: str | Path) -> str:
     if not stat.S_ISREG(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise ValueError(f"cannot read {path}: {kind}")
-    if st.st_size > MAX_BYTES:
-        raise ValueError(f"{path}: {st.st_size} bytes; allowed: at most {MAX_BYTES}")
+    if st.st_size > max_bytes:
+        raise ValueError(f"{path}: {st.st_size} bytes; allowed: at most {max_bytes}")
     try:
         # O_NONBLOCK: a file swapped for a FIFO after the stat cannot hang the open.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+            data = f.read(max_bytes + 1)
     except OSError as err:
         raise ValueError(f"cannot read {path}: {err.strerror}") from None
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"{path}: more than {MAX_BYTES} bytes")
+    if len(data) > max_bytes:
+        raise ValueError(f"{path}: more than {max_bytes} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
