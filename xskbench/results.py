@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__, ops, stats
+from .config_dict import flatten
 from .kernels import layout as L
 from .machine import RING_NAMES
 
@@ -151,7 +152,7 @@ class Result:
     # --- tidy output ----------------------------------------------------------------------
     def to_frame(self):
         """One row per context: the run's config columns, its rates and the context's CPU."""
-        cfg = _flat(self.config.to_dict())
+        cfg = flatten(self.config.to_dict())
         pps, cpu = self.pps, self.cpu
         pkts = max(self.counters["rx_packets"] + self.counters["tx_packets"], 1)
         idle = self.idle_poll
@@ -208,16 +209,6 @@ class Result:
 def _round(x):
     """Stable, readable numbers for JSON."""
     return float(f"{x:.6g}")
-
-
-def _flat(d, prefix=""):
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):

@@ -18,7 +18,6 @@ computes only what is new and an interrupted sweep resumes where it stopped.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import json
@@ -41,13 +40,14 @@ import pandas as pd
 
 from . import __version__
 from .config import DEVICE_MODES, RunConfig, _one_line
-from .fields import FieldInfo, field_info, iter_fields
+from .config_dict import apply as _apply
+from .config_dict import field_of, flatten, full, normalise, path_types, paths, plain, unflatten
+from .fields import FieldInfo, iter_fields
 from .sections import SECTIONS, section_class
 
 #: Default cache directory (``XSKBENCH_SWEEP_CACHE`` overrides it).
 DEFAULT_CACHE = Path.home() / ".cache" / "xskbench" / "sweeps"
 
-_SCALARS = ("device", "mode")
 #: The columns :meth:`Result.to_frame` adds after the config, with their types; error rows
 #: carry them empty.
 RESULT_COLUMNS = {"context": "str", "cpu": "int", "cpu_pct": "float", "idle_poll_pct": "float",
@@ -63,17 +63,6 @@ def _all_modes() -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for modes in DEVICE_MODES.values() for m in modes))
 
 
-def field_of(path: str) -> FieldInfo | None:
-    """The FieldInfo of ``"section.name"`` (None for ``device`` / ``mode``); ValueError if
-    the path names no field."""
-    if path in _SCALARS:
-        return None
-    section, dot, name = path.partition(".")
-    if not dot:
-        raise ValueError(f"unknown field {path!r}: expected SECTION.FIELD, device or mode")
-    return field_info(section_class(section), name)
-
-
 def _choices(path: str, info: FieldInfo | None) -> tuple | None:
     if info is None:
         return tuple(DEVICE_MODES) if path == "device" else _all_modes()
@@ -82,88 +71,9 @@ def _choices(path: str, info: FieldInfo | None) -> tuple | None:
     return info.choices
 
 
-def _config_columns() -> list[str]:
-    return list(_SCALARS) + [f"{name}.{f.name}" for name, cls in SECTIONS.items()
-                             for f in iter_fields(cls)]
-
-
 def _column_types() -> dict[str, str]:
-    types = {"device": "str", "mode": "str"}
-    for name, cls in SECTIONS.items():
-        for f in iter_fields(cls):
-            types[f"{name}.{f.name}"] = f.base.__name__
-    return types | RESULT_COLUMNS | {"config_hash": "str", "error": "str", _CACHE_FLAG: "bool"}
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars -> Python scalars (lists and dicts pass through)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _normalise(path: str, value: Any) -> Any:
-    """A grid value as the config would hold it: YAML strings parsed ("1e9", "none"),
-    numpy scalars unwrapped, ints of float fields made floats.  Invalid values are returned
-    unchanged: building the config then reports them (as an error row)."""
-    value = _plain(value)
-    info = field_of(path)
-    if info is None:
-        # YAML reads an unquoted `device: null` as None; no device is called None.
-        return "null" if path == "device" and value is None else value
-    try:
-        if isinstance(value, str) and info.base is not str:
-            return info.parse(value)
-        return info.check(value)
-    except ValueError:
-        return value
-
-
-# --- base and grid --------------------------------------------------------------------------
-
-def _base_dict(base: Any) -> dict[str, Any]:
-    """The base as a full nested config dict (values not validated as a combination)."""
-    full = RunConfig().to_dict()
-    if base is None:
-        return full
-    if isinstance(base, RunConfig):
-        return base.to_dict()
-    if isinstance(base, str | os.PathLike):
-        from .config import load
-        return load(base).to_dict()
-    if not isinstance(base, Mapping):
-        raise ValueError(f"base must be a RunConfig, a (partial) config dict or a path, "
-                         f"not {type(base).__name__}")
-    return _apply(full, _flatten_partial(base))
-
-
-def _flatten_partial(data: Mapping) -> dict[str, Any]:
-    out = {}
-    for key, value in data.items():
-        if key in _SCALARS:
-            out[key] = value
-        elif key in SECTIONS:
-            if value is None:
-                continue
-            if not isinstance(value, Mapping):
-                raise ValueError(f"base: {key} must be a mapping, not {type(value).__name__}")
-            for name, v in value.items():
-                out[f"{key}.{name}"] = v
-        else:
-            allowed = ", ".join(map(repr, _SCALARS + tuple(SECTIONS)))
-            raise ValueError(f"base: unknown key {key!r}; allowed: {allowed}")
-    return out
-
-
-def _apply(nested: dict, changes: Mapping[str, Any]) -> dict:
-    out = copy.deepcopy(nested)
-    for path, value in changes.items():
-        field_of(path)  # unknown paths -> ValueError
-        value = _normalise(path, value)
-        section, dot, name = path.partition(".")
-        if dot:
-            out[section][name] = value
-        else:
-            out[path] = value
-    return out
+    return path_types() | RESULT_COLUMNS | {"config_hash": "str", "error": "str",
+                                            _CACHE_FLAG: "bool"}
 
 
 def expand(grid: Any) -> list[dict[str, Any]]:
@@ -235,7 +145,7 @@ def _domain(path: str, spec: Any) -> _Domain:
     if "choices" in spec:
         if not isinstance(spec["choices"], list | tuple):
             raise ValueError(f"sample: {path}: choices must be a list")
-        values = [_normalise(path, v) for v in spec["choices"]]
+        values = [normalise(path, v) for v in spec["choices"]]
         if not values:
             raise ValueError(f"sample: {path}: empty choices")
         return _Domain(path, "choices", tuple(values))
@@ -248,7 +158,7 @@ def _domain(path: str, spec: Any) -> _Domain:
     hi = spec.get("hi", info.hi)
     if lo is None or hi is None:
         raise ValueError(f"sample: {path} has no bounds in its metadata: give lo and hi")
-    lo, hi = float(_normalise(path, lo)), float(_normalise(path, hi))
+    lo, hi = float(normalise(path, lo)), float(normalise(path, hi))
     if lo > hi:
         raise ValueError(f"sample: {path}: lo={lo:g} > hi={hi:g}")
     if info.pow2:
@@ -288,7 +198,7 @@ def sample_points(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     method = spec.get("sample")
     if method not in ("random", "lhs"):
         raise ValueError(f"sample: {method!r}: must be 'random' or 'lhs'")
-    n = _plain(spec.get("n"))
+    n = plain(spec.get("n"))
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"sample: n={n!r}: must be a positive int")
     fields = spec.get("fields")
@@ -296,7 +206,7 @@ def sample_points(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         fields = dict.fromkeys(fields)
     if not isinstance(fields, Mapping) or not fields:
         raise ValueError("sample: fields must be a non-empty list of field paths or a mapping")
-    seed = _plain(spec.get("seed", 0))
+    seed = plain(spec.get("seed", 0))
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"sample: seed={seed!r}: must be a non-negative int")
     domains = [_domain(path, sub) for path, sub in fields.items()]
@@ -364,7 +274,7 @@ def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
 
 def plan(base: Any, grid: Any) -> list[Task]:
     """The sweep's configurations, deduplicated, in grid order."""
-    base_nested = _base_dict(base)
+    base_nested = full(base)
     memo: dict = {}
     tasks: list[Task] = []
     seen = set()
@@ -380,23 +290,13 @@ def plan(base: Any, grid: Any) -> list[Task]:
 
 # --- rows and tables --------------------------------------------------------------------------
 
-def _flat(d: Mapping, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, Mapping):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 _PY_TYPES = {"bool": (bool,), "int": (numbers.Integral,), "float": (numbers.Real,),
              "str": (str,)}
 
 
 def _cell(kind: str | None, value: Any) -> Any:
     """An error row's value, or None if it cannot live in the column's type."""
-    value = _plain(value)
+    value = plain(value)
     if value is None or kind is None:
         return value
     if kind != "bool" and isinstance(value, bool):
@@ -408,10 +308,10 @@ def _cell(kind: str | None, value: Any) -> Any:
 
 def _error_table(tasks: Iterable[Task], errors: Iterable[str], cacheable: bool):
     types = _column_types()
-    cols = _config_columns()
+    cols = paths()
     rows = []
     for task, err in zip(tasks, errors, strict=True):
-        flat = _flat(task.config)
+        flat = flatten(task.config)
         row = {c: _cell(types.get(c), flat.get(c)) for c in cols}
         row.update(dict.fromkeys(RESULT_COLUMNS))
         row.update({"config_hash": task.config_hash, "error": err, _CACHE_FLAG: cacheable})
@@ -650,7 +550,7 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
 def _assemble(tables, order: dict[str, int]) -> pd.DataFrame:
     table = _concat(tables)
     if table is None:
-        cols = _config_columns() + list(RESULT_COLUMNS) + ["config_hash", "error"]
+        cols = paths() + list(RESULT_COLUMNS) + ["config_hash", "error"]
         return pd.DataFrame(columns=cols)
     if _CACHE_FLAG in table.column_names:
         table = table.drop_columns([_CACHE_FLAG])
@@ -658,7 +558,7 @@ def _assemble(tables, order: dict[str, int]) -> pd.DataFrame:
     key = df["config_hash"].map(order).to_numpy()
     df = df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
     df["error"] = df["error"].astype(object).where(df["error"].notna(), None)
-    config = [c for c in _config_columns() if c in df.columns]
+    config = [c for c in paths() if c in df.columns]
     tail = ["config_hash", "error"]
     rest = [c for c in df.columns if c not in config and c not in tail]
     return df[config + rest + tail]
@@ -738,7 +638,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration: its config columns, ``pps`` (the larger of pps_rx and
     pps_tx: what the workload moves), ``cpu_total`` (% of one CPU, all contexts),
     ``bottleneck`` (its context), ``cpu:<context>`` columns, ``config_hash`` and ``error``."""
-    config = [c for c in _config_columns() if c in df.columns]
+    config = [c for c in paths() if c in df.columns]
     groups = df.groupby("config_hash", sort=False)
     first = groups.first()
     out = first[config].copy()
@@ -759,25 +659,13 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 def varying(df: pd.DataFrame) -> list[str]:
     """The config columns that take more than one value in ``df``."""
-    return [c for c in _config_columns()
+    return [c for c in paths()
             if c in df.columns and df[c].astype(str).nunique(dropna=False) > 1]
 
 
 def row_config(row: Mapping | pd.Series) -> RunConfig:
     """The RunConfig of one (summary or tidy) row; NaN in an optional field reads as None."""
-    nested: dict[str, Any] = {}
-    for col in _config_columns():
-        if col not in row:
-            continue
-        value = _plain(row[col])
-        if isinstance(value, float) and math.isnan(value):
-            value = None
-        section, dot, name = col.partition(".")
-        if dot:
-            nested.setdefault(section, {})[name] = value
-        else:
-            nested[col] = value
-    return RunConfig.from_dict(nested)
+    return RunConfig.from_dict(unflatten(dict(row), nan_is_none=True))
 
 
 def _device_section(device: str) -> str | None:
@@ -849,10 +737,10 @@ def sensitivity(base: Any = None, fields: Iterable[str] | None = None, *, factor
     ``base_value``, ``metric`` (``pps`` or ``cpu:<context>``), ``base``, ``result``,
     ``delta`` (result - base: pps, or percentage points of CPU), ``rel_pct`` (delta in % of
     base) and ``error``.  ``sweep_kwargs`` go to :func:`sweep` (scheduler, cache, ...)."""
-    base_cfg = RunConfig.from_dict(_base_dict(base))  # the base point must be valid
+    base_cfg = RunConfig.from_dict(full(base))  # the base point must be valid
     nested = base_cfg.to_dict()
     fields = list(default_knobs(base_cfg) if fields is None else fields)
-    flat = _flat(base_cfg.to_dict())
+    flat = flatten(base_cfg.to_dict())
     points: list[dict] = [{}]
     meta: list[tuple[str, str, Any, Any]] = []
     for path in fields:
