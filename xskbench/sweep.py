@@ -30,7 +30,7 @@ import time
 import types
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from .config import DEVICE_MODES, RunConfig, _one_line
 from .config_dict import apply as _apply
 from .config_dict import field_of, flatten, full, normalise, path_types, paths, plain, unflatten
 from .fields import FieldInfo, iter_fields
+from .loading import quote
 from .sections import SECTIONS, section_class
 
 #: Default cache directory (``XSKBENCH_SWEEP_CACHE`` overrides it).
@@ -54,6 +55,9 @@ RESULT_COLUMNS = {"context": "str", "cpu": "int", "cpu_pct": "float", "idle_poll
                   "cycles_per_pkt": "float", "pps_rx": "float", "pps_tx": "float",
                   "bottleneck": "bool"}
 _CACHE_FLAG = "_cacheable"
+#: The most points a grid may expand to: each is a config dict in memory, planned and hashed
+#: before the first run (a larger study is several sweeps).
+MAX_POINTS = 100_000
 _SENS_SKIP = ("workload.duration_s", "workload.warmup_s", "workload.seed")
 
 
@@ -76,6 +80,12 @@ def _column_types() -> dict[str, str]:
                                             _CACHE_FLAG: "bool"}
 
 
+def _check_size(n: int, how: str) -> None:
+    if n > MAX_POINTS:
+        raise ValueError(f"grid: {how} = {n} points; allowed: at most {MAX_POINTS} per sweep "
+                         "(split it, or sample it: sample: lhs, n: ...)")
+
+
 def expand(grid: Any) -> list[dict[str, Any]]:
     """The points of a grid: a list of ``{path: value}`` changes to apply to the base."""
     if isinstance(grid, Mapping) and "sample" in grid:
@@ -88,12 +98,15 @@ def expand(grid: Any) -> list[dict[str, Any]]:
             field_of(path)
             if isinstance(values, str) or not isinstance(values, Iterable):
                 values = [values]
-            values = list(values)
+            values = list(itertools.islice(values, MAX_POINTS + 1))
             if not values:
                 raise ValueError(f"grid: {path} has no values")
             axes[path] = values
+        _check_size(math.prod(len(v) for v in axes.values()),
+                    " x ".join(str(len(v)) for v in axes.values()))
         return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
     if isinstance(grid, list | tuple):
+        _check_size(len(grid), "explicit")
         points = []
         for i, point in enumerate(grid):
             if not isinstance(point, Mapping):
@@ -199,8 +212,8 @@ def sample_points(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     if method not in ("random", "lhs"):
         raise ValueError(f"sample: {method!r}: must be 'random' or 'lhs'")
     n = plain(spec.get("n"))
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"sample: n={n!r}: must be a positive int")
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_POINTS:
+        raise ValueError(f"sample: n={quote(n)}: must be an int in [1, {MAX_POINTS}]")
     fields = spec.get("fields")
     if isinstance(fields, list | tuple):
         fields = dict.fromkeys(fields)
@@ -252,14 +265,17 @@ def _profile_hash(cfg: RunConfig | None, nested: Mapping, memo: dict) -> str:
     return memo[key]
 
 
-def config_hash(config: Mapping, profile_hash: str) -> str:
-    """Cache key: the full config JSON + the xskbench version + the profile's inputs hash."""
-    body = json.dumps({"config": config, "version": __version__, "costs": profile_hash},
-                      sort_keys=True, default=repr)
+def config_hash(config: Mapping, profile_hash: str, runner: str = "") -> str:
+    """Cache key: the full config JSON + the xskbench version + the profile's inputs hash
+    (+ the runner's name, for another runner than the emulator)."""
+    key = {"config": config, "version": __version__, "costs": profile_hash}
+    if runner:
+        key["runner"] = runner
+    body = json.dumps(key, sort_keys=True, default=repr)
     return hashlib.sha256(body.encode()).hexdigest()[:24]
 
 
-def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
+def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict, runner: str = "") -> Task:
     nested = _apply(base_nested, changes)
     cfg = None
     try:
@@ -268,18 +284,19 @@ def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
     except (ValueError, TypeError) as err:  # TypeError: e.g. a list where a scalar belongs
         error = _one_line(err)
     profile = _profile_hash(cfg, nested, memo)
-    return Task(-1, nested, config_hash(nested, profile), error, str(nested.get("device")),
-                profile)
+    return Task(-1, nested, config_hash(nested, profile, runner), error,
+                str(nested.get("device")), profile)
 
 
-def plan(base: Any, grid: Any) -> list[Task]:
-    """The sweep's configurations, deduplicated, in grid order."""
+def plan(base: Any, grid: Any, runner: str = "") -> list[Task]:
+    """The sweep's configurations, deduplicated, in grid order (``runner``: the name of
+    another runner than the emulator, part of the cache key)."""
     base_nested = full(base)
     memo: dict = {}
     tasks: list[Task] = []
     seen = set()
     for changes in expand(grid):
-        task = _task(base_nested, changes, memo)
+        task = _task(base_nested, changes, memo, runner)
         if task.config_hash in seen:
             continue
         seen.add(task.config_hash)
@@ -349,10 +366,15 @@ def _canonical(table):
     return table.replace_schema_metadata(None)
 
 
-def _run_chunk(items: list[tuple[dict, str]]):
-    """Worker side: run a chunk of valid configs -> one Arrow table (rows + error rows)."""
-    from .run import run
+def _emulator():
+    from .run import run  # looked up at call time (tests replace it)
 
+    return run
+
+
+def _run_chunk(items: list[tuple[dict, str]], runner=None):
+    """Worker side: run a chunk of valid configs -> one Arrow table (rows + error rows)."""
+    run = runner or _emulator()
     frames, failed, failed_errors = [], [], []
     for config, h in items:
         try:
@@ -405,8 +427,15 @@ def _cache_dir(cache: Any) -> Path | None:
     return Path(cache)
 
 
+QUARANTINE = "quarantine"  # the cache's subdirectory for parts that fail validation
+
+
 def _read_cache(directory: Path, wanted: set[str]) -> tuple[list, set[str]]:
-    """Tables of the cached rows whose config_hash is in ``wanted`` (first part wins)."""
+    """Tables of the cached rows whose config_hash is in ``wanted`` (first part wins).
+
+    A part that cannot be read or does not match the result schema (a missing column, a
+    column of the wrong type) is moved to ``quarantine/`` with a warning; its configurations
+    are then computed again."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -424,15 +453,46 @@ def _read_cache(directory: Path, wanted: set[str]) -> tuple[list, set[str]]:
             hit = hashes & todo
             if not hit:
                 continue
-            table = pq.read_table(path)
-        except Exception as err:  # noqa: BLE001 - a broken part is skipped, not fatal
-            warnings.warn(f"sweep cache: skipping unreadable {path.name}: {_one_line(err)}",
-                          stacklevel=3)
+            table = _canonical(pq.read_table(path))
+            problem = _schema_problem(table)
+        except Exception as err:  # noqa: BLE001 - a broken part is set aside, not fatal
+            problem = f"unreadable: {_one_line(err)[:200]}"
+        if problem:
+            _quarantine(directory, path, problem)
             continue
         mask = pc.is_in(table.column("config_hash"), value_set=pa.array(sorted(hit)))
-        tables.append(_canonical(table.filter(mask)))
+        tables.append(table.filter(mask))
         found |= hit
     return tables, found
+
+
+def _schema_problem(table) -> str | None:
+    """How a cached table departs from the result schema (None if it matches)."""
+    import pyarrow as pa
+
+    names = set(table.column_names)
+    types = _column_types()
+    missing = [c for c in types if c != _CACHE_FLAG and c not in names]
+    if missing:
+        return f"missing columns {', '.join(missing[:5])}" + (" ..." if len(missing) > 5 else "")
+    for name, kind in types.items():
+        if name in names:
+            have = table.schema.field(name).type
+            if have != pa.type_for_alias(_ARROW[kind]) and not pa.types.is_null(have):
+                return f"column {name} is {have}, not {_ARROW[kind]}"
+    return None
+
+
+def _quarantine(directory: Path, path: Path, problem: str) -> None:
+    target = directory / QUARANTINE / path.name
+    try:
+        target.parent.mkdir(exist_ok=True)
+        os.replace(path, target)
+        where = f"moved to {QUARANTINE}/"
+    except OSError as err:
+        where = f"left in place ({err.strerror})"
+    warnings.warn(f"sweep cache: {path.name} {problem}; {where}, its configurations are "
+                  "computed again", stacklevel=4)
 
 
 def _write_part(directory: Path, table) -> None:
@@ -486,12 +546,12 @@ def _warm(configs: list[dict]) -> dict:
     return {"version": __version__, "profiles": profiles}
 
 
-def _serial(items, chunk_size, on_chunk):
+def _serial(items, chunk_size, on_chunk, runner):
     for chunk in _chunks(items, chunk_size):
-        on_chunk(chunk, _run_chunk(chunk))
+        on_chunk(chunk, _run_chunk(chunk, runner))
 
 
-def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status):
+def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status, runner):
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -525,7 +585,7 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
         status("sweep")
         size = chunk_size or max(1, min(64, math.ceil(len(items) / (4 * slots))))
         chunks = _chunks(items, size)
-        futures = {client.submit(_run_chunk, chunk, pure=False,
+        futures = {client.submit(_run_chunk, chunk, runner, pure=False,
                                  key=f"xskbench-sweep-{i}-{uuid.uuid4().hex[:8]}"): chunk
                    for i, chunk in enumerate(chunks)}
         for fut in as_completed(futures):
@@ -564,9 +624,21 @@ def _assemble(tables, order: dict[str, int]) -> pd.DataFrame:
     return df[config + rest + tail]
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep: its message says how much is done (and cached)."""
+
+
+def runner_name(runner: Callable | None) -> str:
+    """The cache-key name of a runner ("" for the emulator)."""
+    if runner is None:
+        return ""
+    return f"{getattr(runner, '__module__', '?')}.{getattr(runner, '__qualname__', repr(runner))}"
+
+
 def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = None,
-          cache: Any = None, progress: bool = True,
-          chunk_size: int | None = None) -> pd.DataFrame:
+          cache: Any = None, progress: bool = True, chunk_size: int | None = None,
+          runner: Callable[[RunConfig], Any] | None = None,
+          gate: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Run every configuration of ``grid`` around ``base``; one row per config x context.
 
     ``base``: a RunConfig, a partial config dict, a config file path or None (defaults).
@@ -575,22 +647,33 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
     (``"tcp://host:8786"``) or a ``distributed.Client``, or ``"serial"`` to run in this
     process.  ``cache``: None for ``~/.cache/xskbench/sweeps`` (``XSKBENCH_SWEEP_CACHE``),
     a directory, or False.  ``progress``: a progress bar (a widget in notebooks).
+    ``runner``: ``runner(cfg)`` returns something with ``to_frame()`` like a Result
+    (default: the emulator, :func:`xskbench.run`); another runner is part of the cache key
+    and must be picklable for Dask.  ``gate``: called with the estimated wall seconds of the
+    work left (see :mod:`xskbench.estimate`) before any of it starts; it may raise.
 
     The frame's ``attrs["sweep"]`` counts the configurations ``computed``, read from the
-    ``cached`` results and failed (``errors``), with timings.
+    ``cached`` results and failed (``errors``), with timings.  Ctrl-C raises
+    :class:`SweepInterrupted` (a KeyboardInterrupt); the chunks finished so far are cached,
+    so a rerun resumes.
     """
     t0 = time.perf_counter()
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers={workers!r}: must be a positive int")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size={chunk_size!r}: must be a positive int")
-    tasks = plan(base, grid)
+    tasks = plan(base, grid, runner_name(runner))
     order = {t.config_hash: t.point for t in tasks}
     directory = _cache_dir(cache)
     tables, found = _read_cache(directory, set(order)) if directory else ([], set())
     todo = [t for t in tasks if t.config_hash not in found]
     invalid = [t for t in todo if t.error is not None]
     valid = [t for t in todo if t.error is None]
+    if gate is not None:
+        from .estimate import sweep_seconds
+
+        slots = 1 if scheduler is not None else workers or os.cpu_count() or 1
+        gate(sweep_seconds([t.config for t in valid], slots))
     if invalid:  # invalid combinations are a function of the config alone: cacheable
         table = _error_table(invalid, [t.error for t in invalid], cacheable=True)
         if directory:
@@ -602,25 +685,32 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(valid), desc="sweep", unit="cfg",
                disable=not progress or not valid, leave=True)
     timings: dict[str, float] = {"startup_s": 0.0}
+    done = [len(tasks) - len(valid)]
 
     def on_chunk(chunk, table):
         if directory:
             _write_part(directory, table)
         tables.append(table)
         bar.update(len(chunk))
+        done[0] += len(chunk)
 
     items = [(t.config, t.config_hash) for t in valid]
     try:
         if not items:
             pass
         elif scheduler == "serial":
-            _serial(items, chunk_size or 16, on_chunk)
+            _serial(items, chunk_size or 16, on_chunk, runner)
         else:
-            reps = list({(t.config["testbed"].get("profile"), t.device): t
-                         for t in reversed(valid)}.values())
+            reps = [] if runner is not None else list(
+                {(t.config["testbed"].get("profile"), t.device): t
+                 for t in reversed(valid)}.values())
             bar.set_description("sweep: starting the cluster")
             _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings,
-                  bar.set_description)
+                  bar.set_description, runner)
+    except KeyboardInterrupt:
+        kept = f"; they are cached in {directory}, a rerun resumes" if directory else ""
+        raise SweepInterrupted(f"sweep interrupted: {done[0]} of {len(tasks)} configurations "
+                               f"done{kept}") from None
     finally:
         bar.close()
     df = _assemble(tables, order)
@@ -630,6 +720,105 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
                          "invalid": len(invalid), "errors": n_err,
                          "seconds": time.perf_counter() - t0, **timings}
     return df
+
+
+# --- in-process sweeps: configurations, and a runner's outputs -----------------------------
+
+def points(base: Any, grid: Any) -> list[RunConfig]:
+    """The configurations of ``grid`` around ``base`` (see the module docstring), in grid
+    order, one per grid point (not deduplicated); ValueError naming the first invalid
+    point."""
+    base_nested = full(base)
+    out = []
+    for i, changes in enumerate(expand(grid)):
+        try:
+            out.append(RunConfig.from_dict(_apply(base_nested, changes)))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"grid point {i} {_describe(changes)}: {_one_line(err)}") from None
+    return out
+
+
+def _describe(changes: Mapping[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={quote(v, 40)}" for k, v in changes.items()) + ")"
+
+
+def each(configs: Iterable[Any], runner: Callable[[Any], Any] | None = None, *,
+         errors: tuple[type[BaseException], ...] = (ValueError,),
+         on_result: Callable[[int, Any, Any], None] | None = None) -> list[Any]:
+    """``runner(config)`` for each config, in order: the one loop behind a sweep in this
+    process.  Equal (hashable) configs run once.  A config that raises one of ``errors``
+    gives its one-line message instead of a result.  ``on_result(i, config, result)`` is
+    called after each run (progress).  Ctrl-C raises :class:`SweepInterrupted`.  The
+    default runner is the emulator."""
+    run = runner or _emulator()
+    configs = list(configs)
+    memo: dict[Any, Any] = {}
+    out: list[Any] = []
+    try:
+        for i, cfg in enumerate(configs):
+            try:
+                hash(cfg)
+                key = cfg
+            except TypeError:  # unhashable configs are simply not deduplicated
+                key = None
+            if key is not None and key in memo:
+                res = memo[key]
+            else:
+                try:
+                    res = run(cfg)
+                except errors as err:
+                    res = _one_line(err)
+                if key is not None:
+                    memo[key] = res
+            out.append(res)
+            if on_result is not None:
+                on_result(i, cfg, res)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(f"sweep interrupted: {len(out)} of {len(configs)} "
+                               "configurations done") from None
+    return out
+
+
+def outcomes(base: Any, grid: Any, runner: Callable[[RunConfig], Any] | None = None,
+             **kwargs: Any) -> list[Any]:
+    """``runner(cfg)`` (default: the emulator's Result) at each grid point, in grid order;
+    an invalid point (or a run raising ValueError) gives its one-line message.  ``kwargs``
+    go to :func:`each`."""
+    base_nested = full(base)
+    configs: list[Any] = []
+    for changes in expand(grid):
+        try:
+            configs.append(RunConfig.from_dict(_apply(base_nested, changes)))
+        except (ValueError, TypeError) as err:
+            configs.append(_Invalid(_one_line(err)))
+    inner = runner or _emulator()
+
+    def run(cfg):
+        if isinstance(cfg, _Invalid):
+            return cfg.message
+        return inner(cfg)
+
+    return each(configs, run, **kwargs)
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    message: str
+
+
+def one_at_a_time(base: Any, axes: Mapping[str, Iterable[Any]],
+                  replace: Callable[..., Any] | None = None) -> list[tuple[str, Any, Any]]:
+    """``(axis, value, config)`` for each value of each axis with the other fields at
+    ``base``: a sensitivity-style sweep.  ``replace(base, **{axis: value})`` builds a point
+    (default: ``base.replace``, e.g. RunConfig.replace with field paths; pass
+    ``dataclasses.replace`` for a plain dataclass such as the real runs' MeasureConfig)."""
+    build = replace or (lambda b, **kw: b.replace(**kw))
+    out = []
+    for axis, values in axes.items():
+        for v in values:
+            out.append((axis, v, build(base, **{axis: v})))
+    _check_size(len(out), "one-at-a-time")
+    return out
 
 
 # --- per-configuration summaries and sensitivity ---------------------------------------------
@@ -773,9 +962,10 @@ def sensitivity(base: Any = None, fields: Iterable[str] | None = None, *, factor
     return out
 
 
-__all__ = ["DEFAULT_CACHE", "SchedulerError", "Task", "config_hash", "default_knobs", "expand",
-           "neighbours", "plan", "row_config", "sample_points", "sensitivity", "summarize",
-           "sweep", "varying"]
+__all__ = ["DEFAULT_CACHE", "MAX_POINTS", "SchedulerError", "SweepInterrupted", "Task",
+           "config_hash", "default_knobs", "each", "expand", "neighbours", "one_at_a_time",
+           "outcomes", "plan", "points", "row_config", "sample_points", "sensitivity",
+           "summarize", "sweep", "varying"]
 
 
 class _CallableModule(types.ModuleType):
