@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from xskbench import estimate
 from xskbench.config import DEVICE_MODES, RunConfig, load
 from xskbench.fields import field_info, fmt, iter_fields
 from xskbench.sections import SECTIONS, section_class
@@ -79,6 +80,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--report", choices=("xdpsock", "testpmd", "profile"), default="xdpsock",
                    help="text report style (default xdpsock)")
+    p.add_argument("--yes", action="store_true",
+                   help="run even if the run is estimated to take longer than "
+                        f"{estimate.LIMIT_S / 60:.0f} min")
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -92,6 +96,9 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 @command("run", "emulate one configuration and report", _run_args)
 def _run(args: argparse.Namespace) -> None:
     cfg = config_from_args(args)
+    line = estimate.gate(estimate.run_seconds(cfg), "this run", args.yes)
+    if line:
+        print(line, file=sys.stderr, flush=True)
     from xskbench.run import run  # lazy: compiling the kernels is slow
 
     result = run(cfg)
