@@ -25,7 +25,9 @@ import logging
 import math
 import numbers
 import os
+import signal
 import sys
+import threading
 import time
 import types
 import uuid
@@ -546,12 +548,47 @@ def _warm(configs: list[dict]) -> dict:
     return {"version": __version__, "profiles": profiles}
 
 
-def _serial(items, chunk_size, on_chunk, runner):
+class _StopFlag:
+    """Ctrl-C (SIGINT) during a sweep sets ``stop``: the sweep ends between two
+    configurations, after caching what is done.  A second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self._old: Any = None
+
+    def __enter__(self) -> _StopFlag:
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.stop = True
+        signal.signal(signal.SIGINT, self._old)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def _serial(items, chunk_size, on_chunk, runner, flag):
+    """One configuration at a time (so that Ctrl-C stops between two), cached per chunk."""
     for chunk in _chunks(items, chunk_size):
-        on_chunk(chunk, _run_chunk(chunk, runner))
+        done, tables = [], []
+        try:
+            for item in chunk:
+                if flag.stop:
+                    break
+                tables.append(_run_chunk([item], runner))
+                done.append(item)
+        finally:  # what is done is cached, even when interrupted
+            if done:
+                on_chunk(done, _concat(tables))
+        if flag.stop:
+            raise KeyboardInterrupt
 
 
-def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status, runner):
+def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status, runner,
+          flag):
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -597,6 +634,8 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
                 tasks = [Task(-1, c, h, msg, "") for c, h in chunk]
                 table = _error_table(tasks, [msg] * len(tasks), cacheable=False)
             on_chunk(chunk, table)
+            if flag.stop:
+                raise KeyboardInterrupt
     finally:
         if cluster is not None:
             client.close()
@@ -696,17 +735,18 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
 
     items = [(t.config, t.config_hash) for t in valid]
     try:
-        if not items:
-            pass
-        elif scheduler == "serial":
-            _serial(items, chunk_size or 16, on_chunk, runner)
-        else:
-            reps = [] if runner is not None else list(
-                {(t.config["testbed"].get("profile"), t.device): t
-                 for t in reversed(valid)}.values())
-            bar.set_description("sweep: starting the cluster")
-            _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings,
-                  bar.set_description, runner)
+        with _StopFlag() as flag:
+            if not items:
+                pass
+            elif scheduler == "serial":
+                _serial(items, chunk_size or 16, on_chunk, runner, flag)
+            else:
+                reps = [] if runner is not None else list(
+                    {(t.config["testbed"].get("profile"), t.device): t
+                     for t in reversed(valid)}.values())
+                bar.set_description("sweep: starting the cluster")
+                _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings,
+                      bar.set_description, runner, flag)
     except KeyboardInterrupt:
         kept = f"; they are cached in {directory}, a rerun resumes" if directory else ""
         raise SweepInterrupted(f"sweep interrupted: {done[0]} of {len(tasks)} configurations "
