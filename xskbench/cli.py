@@ -200,8 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         if os.environ.get("XSKBENCH_DEBUG"):
             raise
-        print("xskbench: error: " + " ".join(str(err).split()), file=sys.stderr)
+        print("xskbench: error: " + _one_line(err), file=sys.stderr)
         return 2
+
+
+def _one_line(err: Exception) -> str:
+    """The message on one line, any word (a quoted value) cut to 80 characters."""
+    return " ".join(w if len(w) <= 80 else w[:77] + "..." for w in str(err).split())
 
 
 # Commands defined in their own modules register themselves on import.
