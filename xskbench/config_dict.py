@@ -71,12 +71,16 @@ def unflatten(flat: Mapping[str, Any], *, nan_is_none: bool = False) -> dict[str
         value = plain(flat[path])
         if nan_is_none and isinstance(value, float) and math.isnan(value):
             value = None
-        section, dot, name = path.partition(".")
-        if dot:
-            nested.setdefault(section, {})[name] = value
-        else:
-            nested[path] = value
+        _put(nested, path, value)
     return nested
+
+
+def _put(nested: dict, path: str, value: Any) -> None:
+    section, dot, name = path.partition(".")
+    if dot:
+        nested.setdefault(section, {})[name] = value
+    else:
+        nested[path] = value
 
 
 def flatten_partial(data: Mapping, what: str = "base") -> dict[str, Any]:
@@ -121,12 +125,7 @@ def apply(nested: Mapping, changes: Mapping[str, Any]) -> dict:
     out = copy.deepcopy(dict(nested))
     for path, value in changes.items():
         field_of(path)  # unknown paths -> ValueError
-        value = normalise(path, value)
-        section, dot, name = path.partition(".")
-        if dot:
-            out.setdefault(section, {})[name] = value
-        else:
-            out[path] = value
+        _put(out, path, normalise(path, value))
     return out
 
 

@@ -10,11 +10,18 @@ one row per configuration x context (:meth:`Result.to_frame`), plus ``config_has
   uniform random sample inside the fields' metadata bounds (see :func:`sample_points`);
 - ``[{"xsk.batch_size": 16}, {"mode": "copy"}, ...]``: explicit points.
 
+It is the one sweep engine: :func:`points` gives a grid's RunConfigs, :func:`outcomes` a
+runner's results for them in this process, :func:`each` is the loop (equal configs run once,
+Ctrl-C stops it between two), :func:`one_at_a_time` builds sensitivity-style axes, and
+``sweep(..., runner=...)`` runs another runner than the emulator (part of the cache key).
+
 A configuration that cannot be built (an invalid combination) or that fails to run becomes
-rows with ``error`` set; it never aborts the sweep.  Results are cached under
+rows with ``error`` set; it never aborts the sweep.  A grid has at most :data:`MAX_POINTS`
+points.  Results are cached under
 ``~/.cache/xskbench/sweeps/`` (one Parquet part per finished chunk) keyed by a hash of the
 full config JSON, the xskbench version and the cost profile's ``inputs_hash``: a rerun
-computes only what is new and an interrupted sweep resumes where it stopped.
+computes only what is new and an interrupted sweep resumes where it stopped.  A part that
+does not match the result schema is moved to ``quarantine/`` and its configurations rerun.
 """
 from __future__ import annotations
 
