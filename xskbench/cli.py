@@ -205,8 +205,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(err: Exception) -> str:
-    """The message on one line, any word (a quoted value) cut to 80 characters."""
-    return " ".join(w if len(w) <= 80 else w[:77] + "..." for w in str(err).split())
+    """The message on one line; a ``name=value`` or quoted word is cut to 80 characters
+    (any other word, e.g. a path, to 240)."""
+    def cut(word: str) -> str:
+        limit = 80 if "=" in word or word[:1] in "'\"" else 240
+        return word if len(word) <= limit else word[:limit - 3] + "..."
+    return " ".join(cut(w) for w in str(err).split())
 
 
 # Commands defined in their own modules register themselves on import.
