@@ -128,7 +128,8 @@ def test_sixteen_queues():
 
 
 @pytest.mark.parametrize("sets,field", [
-    (["mq.skew=0.5"], "mq.skew"),
+    (["mq.skew=0.5", "mq.queues=2"], "mq.skew"),
+    (["mq.skew=1", "mq.queues=4", "workload.rate_pps=1e6"], "mq.skew"),
     (["mq.queues=16", "null.app_cpu=8"], "mq.queues"),
     (["xsk.umem_frames=4096", "xsk.fill_size=2048", "mq.queues=4", "mq.umem=shared"],
      "mq.umem"),

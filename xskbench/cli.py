@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from xskbench import estimate
 from xskbench.config import DEVICE_MODES, RunConfig, load
 from xskbench.fields import field_info, fmt, iter_fields
 from xskbench.run import run
@@ -93,6 +94,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--report", choices=("xdpsock", "testpmd", "profile"), default="xdpsock",
                    help="text report style (default xdpsock)")
+    p.add_argument("--yes", action="store_true",
+                   help="run even if the run is estimated to take longer than "
+                        f"{estimate.LIMIT_S / 60:.0f} min")
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -104,7 +108,11 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _run(args: argparse.Namespace) -> None:
-    result = run(config_from_args(args))
+    cfg = config_from_args(args)
+    line = estimate.gate(estimate.run_seconds(cfg), "this run", args.yes)
+    if line:
+        print(line, file=sys.stderr, flush=True)
+    result = run(cfg)
     if args.json:
         print(json.dumps(result.to_json(), sort_keys=True, indent=1))
     else:
@@ -151,5 +159,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         if os.environ.get("XSKBENCH_DEBUG"):
             raise
-        print("xskbench: error: " + " ".join(str(err).split()), file=sys.stderr)
+        print("xskbench: error: " + _one_line(err), file=sys.stderr)
         return 2
+
+
+def _one_line(err: Exception) -> str:
+    """The message on one line; a ``name=value`` or quoted word is cut to 80 characters
+    (any other word, e.g. a path, to 240)."""
+    def cut(word: str) -> str:
+        limit = 80 if "=" in word or word[:1] in "'\"" else 240
+        return word if len(word) <= limit else word[:limit - 3] + "..."
+    return " ".join(cut(w) for w in str(err).split())

@@ -10,8 +10,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from xskbench import queues
 from xskbench.devices import DEVICES
 from xskbench.devices import get as get_device
@@ -177,25 +175,8 @@ override = RunConfig.override
 
 
 def load(path: str | Path) -> "RunConfig":
-    """Read a .json or .yaml/.yml config (partial configs take defaults)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".yaml", ".yml"):
-        raise ValueError(f"{path}: unknown config format {suffix!r}; use .json, .yaml or .yml")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ValueError(f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    is_json = suffix == ".json"
-    try:
-        data = json.loads(text) if is_json else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
-        kind = "JSON" if is_json else "YAML"
-        raise ValueError(f"{path}: malformed {kind}: {_one_line(err)}") from None
-    try:
-        # An empty YAML file means "all defaults".
-        return RunConfig.from_dict({} if data is None else data, parse_strings=not is_json)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
+    """Read a .json or .yaml/.yml config (partial configs take defaults), within the limits
+    of :mod:`xskbench.loading`."""
+    from .loading import load_config
+
+    return load_config(path)

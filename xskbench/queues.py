@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .devices import DEVICES
+from .fields import fmt
 from .kernels import layout as L
 
 MAX_CPU = 63
@@ -51,11 +52,19 @@ def _cpu_plan(cfg):
 def check(cfg):
     """Multi-queue requests that cannot be laid out: named field, value and what is allowed."""
     mq = cfg.mq
-    if mq.skew > 0 and cfg.workload.rate_pps is None:
-        raise ValueError(f"mq.skew={mq.skew:g} needs workload.rate_pps (an offered rate to "
-                         "spread over the queues); allowed: mq.skew=0 without a rate")
     if mq.queues == 1:
-        return
+        return  # one queue carries everything, whatever the skew
+    rate, n = cfg.workload.rate_pps, mq.queues
+    if mq.skew > 0 and rate is None:
+        raise ValueError(f"mq.skew={mq.skew:g} with mq.queues={n} skews an offered rate, but "
+                         "workload.rate_pps is none (every queue runs flat out); allowed: "
+                         "mq.skew=0, or set workload.rate_pps")
+    cold = traffic_shares(n, mq.skew)[-1] * rate if rate is not None else None
+    if cold is not None and cold < 1:  # the generator offers at least 1 pps per queue
+        cold_queues = "queue 1" if n == 2 else f"queues 1..{n - 1}"
+        raise ValueError(f"mq.skew={mq.skew:g} leaves {cold_queues} with {cold:.3g} pps of "
+                         f"workload.rate_pps={fmt(rate)}; allowed: mq.skew <= "
+                         f"{max(0.0, 1 - n / rate):.6g} (at least 1 pps per queue)")
     for f, cpus in _cpu_plan(cfg).items():
         if max(cpus) > MAX_CPU:
             raise ValueError(f"mq.queues={mq.queues} with mq.pinning={mq.pinning!r} puts "

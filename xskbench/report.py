@@ -1,4 +1,6 @@
 """Plain-text reports of a result, at most 72 columns, to paste into a review."""
+import textwrap
+
 from . import faults, stats
 
 
@@ -35,6 +37,8 @@ def xdpsock(res):
     for s in shown:
         lines.append(f" {s.name:28}{_n(res.counters[s.name]):>16} {s.unit}")
     lines += faults.lines(res)
+    for w in res.warnings:  # wrapped: the report stays within 72 columns
+        lines += textwrap.wrap(w, 72, initial_indent=" warning: ", subsequent_indent="   ")
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from . import ops, stats
 from .books import balance
+from .config_dict import flatten
 from .kernels import layout as L
 from .machine import RING_NAMES
 from .report import render
@@ -105,6 +106,23 @@ class Result:
                 for cpu in set(self.label_cpu)}
 
     @property
+    def warnings(self):
+        """Why the numbers may mislead: a run that moved no packet in its window says why."""
+        c = self.counters
+        if c["rx_packets"] + c["tx_packets"]:
+            return []
+        w = self.config.workload
+        window = f"{self.window_s * 1e3:.3g} ms window"
+        if w.rate_pps is not None and w.rate_pps * self.window_s < 1:
+            return [f"no packet in the {window}: workload.rate_pps={w.rate_pps:g} offers "
+                    f"{w.rate_pps * self.window_s:.2g} packets in it; raise the rate or "
+                    "workload.duration_s"]
+        busy = sorted((n for n in stats.NAMES if c[n]), key=lambda n: -c[n])[:3]
+        seen = ", ".join(f"{n}={c[n]}" for n in busy) or "every counter is 0"
+        return [f"no packet in the {window} ({seen}): nothing completed; check ring sizes "
+                "against batch and burst sizes"]
+
+    @property
     def latency_us(self):
         h = self.latency_hist
         n = h.sum()
@@ -137,7 +155,7 @@ class Result:
     # --- tidy output ----------------------------------------------------------------------
     def to_frame(self):
         """One row per context: the run's config columns, its rates and the context's CPU."""
-        cfg = _flat(self.config.to_dict())
+        cfg = flatten(self.config.to_dict())
         pps, cpu = self.pps, self.cpu
         pkts = max(self.counters["rx_packets"] + self.counters["tx_packets"], 1)
         idle = self.idle_poll
@@ -165,7 +183,7 @@ class Result:
             "latency_us": {k: None if v is None else r(v) for k, v in lat.items()},
             "profile": [{k: (r(v) if isinstance(v, float) else v) for k, v in row.items()}
                         for row in self.profile().head(30).to_dict("records")],
-            "invariants": self.invariants,
+            "invariants": self.invariants, "warnings": self.warnings,
             **({"queues": [q.summary() for q in self.queues]} if self.queues else {}),
             **self.extra,
         }
@@ -193,16 +211,6 @@ class Result:
 def _round(x):
     """Stable, readable numbers for JSON."""
     return float(f"{x:.6g}")
-
-
-def _flat(d, prefix=""):
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):

@@ -49,6 +49,7 @@ from xskbench.kernels.layout import (
 )
 from xskbench.kernels.multiq import pick, share
 
+from . import PMD_BURST
 from . import virtqueue as vq
 
 (
@@ -70,7 +71,6 @@ PMD_CONTEXTS = ("pmd", "host")
 CONTEXTS = {"zerocopy": GUEST_CONTEXTS, "copy": GUEST_CONTEXTS, "pmd": PMD_CONTEXTS}
 APP, TXN, TXL, RXN, HOST = range(len(GUEST_CONTEXTS))
 PMD, PHOST = range(len(PMD_CONTEXTS))
-PMD_BURST = 32
 
 
 # --- kicks and interrupts ------------------------------------------------------------------
