@@ -21,12 +21,16 @@ from pathlib import Path
 import pytest
 
 from xskbench import stats
-from xskbench.real import bpf
+from xskbench.real import bpf, frames
+from xskbench.real import environment as E
 from xskbench.real import measure as M
+from xskbench.real import result as R
 from xskbench.real import topology as T
+from xskbench.real.section import MeasureConfig
+from xskbench.results import Result
 
 REPO = Path(__file__).resolve().parent.parent
-AVAILABLE, WHY = M.afxdp_available()
+AVAILABLE, WHY = E.afxdp_available()
 real = pytest.mark.skipif(not AVAILABLE, reason=WHY or "real AF_XDP unavailable")
 
 CLI = "import sys, xskbench.real.cli; from xskbench.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -59,39 +63,62 @@ def _assert_clean(owner_pid: int | None = None):
 # --- no privileges needed -------------------------------------------------------------------
 
 def test_not_root_message_is_one_clear_line():
-    with pytest.raises(M.RealUnavailable) as e:
-        M.check_environment(euid=1000, cap_eff=0, probe=False)
+    with pytest.raises(E.RealUnavailable) as e:
+        E.check_environment(euid=1000, cap_eff=0, probe=False)
     msg = str(e.value)
     assert "\n" not in msg
     assert "needs root" in msg and "uid 1000" in msg
     for cap in ("CAP_NET_ADMIN", "CAP_BPF"):
         assert cap in msg
     # root without capabilities names what is missing
-    with pytest.raises(M.RealUnavailable, match="running as root without CAP_NET_ADMIN"):
-        M.check_environment(euid=0, cap_eff=0, probe=False)
+    with pytest.raises(E.RealUnavailable, match="running as root without CAP_NET_ADMIN"):
+        E.check_environment(euid=0, cap_eff=0, probe=False)
     # CAP_SYS_ADMIN stands in for CAP_BPF (kernels before 5.8)
-    caps = sum(1 << b for n, b in M.CAPS.items() if n != "CAP_BPF")
-    M.check_environment(euid=0, cap_eff=caps, probe=False)
+    caps = sum(1 << b for n, b in E.CAPS.items() if n != "CAP_BPF")
+    E.check_environment(euid=0, cap_eff=caps, probe=False)
 
 
 def test_config_checks():
-    M.MeasureConfig().check()
-    for bad, match in ((dict(ring=1000), "ring=1000"), (dict(batch=4096), "batch=4096"),
-                       (dict(packet_size=9000), "packet_size=9000"),
+    MeasureConfig().check()
+    for bad, match in ((dict(ring=1000), "ring=1000: must be a power of two"),
+                       (dict(batch=4096), "batch=4096: must be <= ring=2048"),
+                       (dict(packet_size=9000), "packet_size=9000: must be an int in"),
                        (dict(mode="udp", workload="l2fwd"), "l2fwd needs an AF_XDP"),
-                       (dict(device="tap", sender="xdp"), "does not apply to a tap"),
-                       (dict(device="nic"), "device='nic'")):
+                       (dict(device="tun", sender="xdp"), "does not apply to a tun"),
+                       (dict(rate_pps=1e6, workload="txonly"), "only the xdp sender"),
+                       (dict(device="nic"), "device='nic': must be one of 'veth', 'tun'")):
         with pytest.raises(ValueError, match=match):
-            M.MeasureConfig(**bad).check()
-    d = M.MeasureConfig(ring=512).to_dict()
+            MeasureConfig(**bad)
+    with pytest.raises(ValueError, match="app_cpu=4095: not one of this process's CPUs"):
+        MeasureConfig(app_cpu=4095).check()
+    cfg = MeasureConfig(ring=512, device="tun", rate_pps=None)
+    d = cfg.to_dict()
     assert d["xsk"]["fill_size"] == 1024 and d["workload"]["kind"] == "rxdrop"
+    assert MeasureConfig.from_dict(d) == cfg
+    assert MeasureConfig.from_dict({**d, "device": "tap", "real": {**d["real"],
+                                                                   "sender": "tap"}}) == cfg
+
+
+def test_cli_options_come_from_the_fields():
+    from xskbench.cli import build_parser
+    from xskbench.real.cli import config_from_args
+    p = build_parser()
+    args = p.parse_args(["measure", "--batch", "32", "--no-need-wakeup", "--device", "tap",
+                         "--set", "rate_pps=none", "ring=512"])
+    assert config_from_args(args) == MeasureConfig(batch=32, need_wakeup=False, device="tun",
+                                                   ring=512)
+    with pytest.raises(ValueError, match=r"measure.ring=1000: must be a power of two"):
+        config_from_args(p.parse_args(["measure", "--ring", "1000"]))
+    with pytest.raises(ValueError, match="unknown field measure.rings"):
+        config_from_args(p.parse_args(["measure", "--set", "rings=64"]))
 
 
 def test_udp_frame_is_valid_ipv4_udp():
-    f = M.udp_frame("02:00:00:00:00:02", "02:00:00:00:00:01", "198.18.0.1", "198.18.0.2", 64)
+    f = frames.udp_frame("02:00:00:00:00:02", "02:00:00:00:00:01", "198.18.0.1", "198.18.0.2",
+                         64)
     assert len(f) == 64 and f[12:14] == b"\x08\x00"
     ip = f[14:34]
-    assert M._csum(ip) == 0  # header checksum verifies
+    assert frames.csum(ip) == 0  # header checksum verifies
     assert socket.inet_ntoa(ip[12:16]) == "198.18.0.1"
     assert socket.inet_ntoa(ip[16:20]) == "198.18.0.2"
     assert struct.unpack("!H", f[38:40])[0] == 64 - 34  # UDP length
@@ -110,27 +137,58 @@ def test_counter_names_are_the_stats_tables():
     assert xsk.CTR_NAMES[xsk.C_CYC] == "loop_cycles" and xsk.CTR_NAMES[xsk.C_XS] == "rx_dropped"
 
 
+def _window(pps, cpu, window_s=1.0):
+    counters = {"rx_packets": int(pps * window_s), "rx_bytes": int(64 * pps * window_s),
+                "tx_packets": 0, "tx_bytes": 0}
+    return R.make(MeasureConfig(repeats=2), 2.6e9, window_s, cpu,
+                  {"app": 1, "peer": 0, "ksoftirqd/0": 0}, {"app": 10.0}, counters,
+                  {"offered_pps": pps})
+
+
+def test_a_measured_window_is_a_result():
+    r = _window(2e6, {"app": 50.0, "peer": 95.0, "ksoftirqd/0": 1.0})
+    assert isinstance(r, Result)
+    assert r.pps == {"rx": 2e6, "tx": 0.0} and r.cpu["peer"] == pytest.approx(95.0)
+    assert r.bottleneck == "peer" and r.saturated  # Result's own logic
+    assert r.cpu_per_cpu == pytest.approx({"cpu0": 96.0, "cpu1": 50.0})
+    frame = r.to_frame()
+    assert list(frame.context) == ["app", "peer", "ksoftirqd/0"]
+    assert frame.loc[frame.context == "app", "idle_poll_pct"].item() == pytest.approx(10.0)
+    d = json.loads(r.to_json_text())
+    assert d["seed"] == 1 and d["source"] == "measured" and d["label_cpu"]["peer"] == 0
+    back = R.from_json(d)
+    assert back.to_json() == d
+
+
 def test_aggregate_mean_and_spread():
-    runs = [{"window_s": 1.0, "pps": {"rx": v, "tx": 0.0}, "bps": {"rx": 8 * v, "tx": 0.0},
-             "offered_pps": v, "cpu": {"app": 50.0, "peer": 90.0, "ksoftirqd": 0.0},
-             "counters": {"rx_packets": int(v)}, "bottleneck": "peer"} for v in (1e6, 3e6)]
-    agg = M.aggregate(M.MeasureConfig(repeats=2), runs, {})
-    assert agg["pps"]["rx"] == 2e6 and agg["counters"]["rx_packets"] == 2_000_000
-    s = agg["spread"]["pps"]["rx"]
+    runs = [_window(v, {"app": 50.0, "peer": c, "ksoftirqd/0": 0.0})
+            for v, c in ((1e6, 80.0), (3e6, 40.0))]
+    agg = R.aggregate(MeasureConfig(repeats=2), runs, {})
+    assert agg.pps["rx"] == 2e6 and agg.counters["rx_packets"] == 4_000_000
+    assert agg.cpu["peer"] == pytest.approx(60.0) and agg.window_s == 2.0
+    s = agg.extra["spread"]["pps"]["rx"]
     assert (s["min"], s["max"], s["n"]) == (1e6, 3e6, 2) and s["cv"] == pytest.approx(0.5)
-    assert {"version", "seed", "config", "pps", "bps", "cpu", "counters"} <= set(agg)
+    assert [r["pps"]["rx"] for r in agg.extra["runs"]] == [1e6, 3e6]
+    assert {"version", "seed", "config", "pps", "bps", "cpu", "counters", "spread",
+            "bottleneck", "saturated"} <= set(agg.to_json())
 
 
-def test_stored_measurements_have_the_run_keys():
+def test_stored_measurements_are_results():
     files = sorted((REPO / "data" / "measurements").glob("*.json"))
-    assert files, "data/measurements/ holds the stored real measurements"
-    for f in files:
+    sweeps = [f for f in files if "points" in json.loads(f.read_text())]
+    assert len(sweeps) >= 3, "data/measurements/ holds the stored real measurements"
+    for f in sweeps:
         data = json.loads(f.read_text())
+        m = data["machine"]
+        assert m["cpu_model"] and m["kernel"] and m["cpus"] >= 1
         for p in data["points"]:
             r = p["result"]
             assert {"pps", "bps", "cpu", "counters", "config", "version", "seed",
-                    "spread"} <= set(r)
+                    "spread", "bottleneck", "saturated", "label_cpu"} <= set(r)
             assert set(r["counters"]) <= set(stats.NAMES)
+            res = R.from_json(r)
+            assert res.bottleneck == r["bottleneck"]
+            assert res.pps["rx"] == pytest.approx(r["pps"]["rx"], rel=1e-5)
 
 
 # --- as root, on the real kernel --------------------------------------------------------------
@@ -145,26 +203,47 @@ def compiled():
 @real
 def test_veth_copy_rxdrop_brief_run(compiled):
     fds = sorted(os.listdir("/proc/self/fd"))
-    res = M.measure(M.MeasureConfig(duration=1.5, warmup=0.5, repeats=1))
-    assert res["pps"]["rx"] > 0 and res["bps"]["rx"] > 0
-    assert res["counters"]["rx_packets"] > 0
-    assert res["counters"]["rx_bytes"] == 64 * res["counters"]["rx_packets"]
-    cpu = res["cpu"]
-    assert cpu["app"] > 0 and cpu["peer"] > 0 and "softirq" in cpu
+    res = M.measure(MeasureConfig(duration=1.5, warmup=0.5, repeats=1))
+    assert isinstance(res, Result)
+    assert res.pps["rx"] > 0 and res.bps["rx"] > 0
+    assert res.counters["rx_packets"] > 0
+    assert res.counters["rx_bytes"] == 64 * res.counters["rx_packets"]
+    cpu = res.cpu
+    assert cpu["app"] > 0 and cpu["peer"] > 0 and "softirq_pct" in res.extra
     for c in ("cpu0", "cpu1"):
-        assert {"usr", "sys", "softirq", "idle"} <= set(res["cpu_split"][c])
-    assert res["kernel"]["ethtool"]["vb"]["rx_queue_0_xdp_redirect"] > 0
-    assert set(res["counters"]) <= set(stats.NAMES)
-    json.dumps(res)
+        assert {"usr", "sys", "softirq", "idle"} <= set(res.extra["cpu_split"][c])
+    assert res.extra["kernel"]["ethtool"]["vb"]["rx_queue_0_xdp_redirect"] > 0
+    assert set(res.counters) <= set(stats.NAMES)
+    assert res.extra["real"]["cpu_mhz"] > 0
+    json.loads(res.to_json_text())
     _assert_clean(os.getpid())
     assert _wait(lambda: sorted(os.listdir("/proc/self/fd")) == fds), \
         (fds, sorted(os.listdir("/proc/self/fd")))
 
 
 @real
+def test_tun_rxdrop_is_fed_through_the_tap_fd(compiled):
+    res = M.measure(MeasureConfig(device="tun", xdp_mode="skb", duration=0.5, warmup=0.2,
+                                  repeats=1))
+    assert res.pps["rx"] > 0 and res.extra["real"]["app"]["dev"] == "tap0"
+    # every frame the app received was written by the peer into the tap fd
+    assert res.extra["offered_pps"] >= res.pps["rx"] * 0.99
+    _assert_clean(os.getpid())
+
+
+@real
+def test_rate_pps_paces_the_sender(compiled):
+    res = M.measure(MeasureConfig(rate_pps=2e5, duration=1.0, warmup=0.3, repeats=1))
+    assert res.extra["offered_pps"] == pytest.approx(2e5, rel=0.15)
+    assert res.pps["rx"] == pytest.approx(2e5, rel=0.15)
+    assert not res.saturated  # the app polls mostly empty rings
+    _assert_clean(os.getpid())
+
+
+@real
 def test_zerocopy_gets_the_kernels_answer(compiled):
-    with pytest.raises(M.MeasureError, match="zero-copy refused by the kernel.*EOPNOTSUPP"):
-        M.measure(M.MeasureConfig(mode="zerocopy", duration=0.5, warmup=0))
+    with pytest.raises(E.MeasureError, match="zero-copy refused by the kernel.*EOPNOTSUPP"):
+        M.measure(MeasureConfig(mode="zerocopy", duration=0.5, warmup=0, repeats=1))
     _assert_clean(os.getpid())
 
 

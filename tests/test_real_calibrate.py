@@ -8,7 +8,7 @@ from xskbench import costs, real_calibrate
 from xskbench.cli import main
 from xskbench.paths import COSTS_DIR, DATA_DIR
 
-STORED = DATA_DIR / "measurements" / "veth_copy_rxdrop.json"
+STORED = DATA_DIR / "measurements" / "veth_copy_rxdrop_2026-12-02.json"
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_cli_prints_and_writes_nothing_without_write(tmp_path, monkeypatch, caps
     status = main(["calibrate", "--from-measurements", str(STORED), "--cpu-ghz", "2.6"])
     out, _ = capsys.readouterr()
     assert status == 0
-    assert "error" in out and "veth_copy_rxdrop:batch=16" in out
+    assert "error" in out and "veth_copy_rxdrop_2026-12-02:batch=16" in out
     assert not list(tmp_path.iterdir())
     assert sorted(p.name for p in COSTS_DIR.glob("*.json")) == before
 

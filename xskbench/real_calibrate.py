@@ -158,7 +158,10 @@ def rows(doc, cpu_ghz, tolerance=TOLERANCE):
         seen[key] = rid
         bott = res.get("bottleneck", "peer")
         cpu = cfg["null"]["app_cpu"] if bott == "app" else cfg["null"]["napi_cpu"]
-        util = float(res.get("cpu_per_cpu", {}).get(f"cpu{cpu}", 100.0)) or 100.0
+        # the whole CPU's busy share (/proc/stat), as fitted so far; the measured contexts'
+        # own share is Result.cpu_per_cpu (lower on a shared machine: cpu_other is the rest)
+        busy = res.get("cpu_busy", res.get("cpu_per_cpu", {}))
+        util = float(busy.get(f"cpu{cpu}", 100.0)) or 100.0
         out.append({"id": rid, "kind": "fit", "scenario": rid, "metric": "pps",
                     "context": f"cpu{cpu}", "rate": "", "value": str(max(res["pps"].values())),
                     "util": str(util), "unit": "pps", "tolerance": str(tolerance),

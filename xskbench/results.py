@@ -39,6 +39,10 @@ class Result:
     extra: dict = field(default_factory=dict)
     queues: list = field(default_factory=list)  # per-queue Results (mq.queues > 1)
 
+    @property
+    def seed(self):
+        return self.config.workload.seed
+
     # --- rates and CPU ----------------------------------------------------------------
     @property
     def pps(self):
@@ -170,7 +174,7 @@ class Result:
         r = _round
         lat = self.latency_us
         return {
-            "version": __version__, "seed": self.config.workload.seed,
+            "version": __version__, "seed": self.seed,
             "config": self.config.to_dict(), "profile_name": self.profile_name,
             "window_s": r(self.window_s),
             "pps": {k: r(v) for k, v in self.pps.items()},

@@ -5,8 +5,8 @@
 * Addresses only from the benchmarking range 198.18.0.0/15 (RFC 2544), static neighbours,
   IPv6 off: nothing is resolved and nothing leaves the namespaces.
 * veth: ``va`` (198.18.0.1, in ``-a``) <-> ``vb`` (198.18.0.2, in ``-b``).
-* tap: ``tap0`` (198.18.1.2) in ``-b``; its far end (198.18.1.1, a static neighbour with a
-  made-up MAC) is whoever writes into the tap fd.
+* tun: ``tap0`` (a tun device in tap mode; 198.18.1.2) in ``-b``; its far end (198.18.1.1,
+  a static neighbour with a made-up MAC) is whoever writes into the tap fd.
 * :meth:`Topology.close` deletes the devices, then the namespaces - which detaches any XDP
   program still attached - and checks that they are gone.  It runs on every exit path of
   the ``with`` block; :func:`signals_as_exceptions` turns SIGTERM/SIGHUP into exceptions so
@@ -31,7 +31,7 @@ from xskbench.real.bpf import libc
 PREFIX = "xskb-"
 NETNS_DIR = "/run/netns"
 CLONE_NEWNET = 0x40000000
-NET = {"veth": ("198.18.0.1", "198.18.0.2", 30), "tap": ("198.18.1.1", "198.18.1.2", 24)}
+NET = {"veth": ("198.18.0.1", "198.18.0.2", 30), "tun": ("198.18.1.1", "198.18.1.2", 24)}
 TAP_PEER_MAC = "02:00:c6:12:01:01"
 
 
@@ -282,7 +282,7 @@ class Topology:
         for s in self._socks.values():
             s.close()
         self._socks.clear()
-        if self.device == "tap" and self.ns_b in self.namespaces:
+        if self.device == "tun" and self.ns_b in self.namespaces:
             ip("-n", self.ns_b, "link", "del", "tap0", check=False)
         for ns in reversed(self.namespaces):
             ip("netns", "del", ns, check=False)
