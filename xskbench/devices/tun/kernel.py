@@ -53,6 +53,7 @@ from xskbench.kernels.engine import (
     count,
     cx,
     cx_set,
+    delay,
     finish,
     horizon,
     napi_complete,
@@ -164,7 +165,7 @@ def _vhost_queue(m, cc, cb):
         charge(m, cc, cb, op.WAKE_UP_PROCESS, 1, 0)
         count(m, st.VHOST_WAKEUPS, 1)
         cx_set(m, VHOST, CX_A, 1)
-        t = notify_at(m, now(m) + m[D_IRQ_DELAY])
+        t = notify_at(m, now(m) + delay(m, m[D_IRQ_DELAY]))
         if t >= INF:  # lost wakeup: nothing queued, the next sk_data_ready queues it again
             m[D_VH_QUEUED] = 0
             return
@@ -318,7 +319,7 @@ def _signal_used(m, cc, cb, n):
     m[D_G_USED_AT] = now(m)
     if not m[D_GPMD] and not cx(m, GUEST, CX_SCHED):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
-        if napi_schedule(m, GUEST, notify_at(m, now(m) + m[D_IRQ_DELAY])):
+        if napi_schedule(m, GUEST, notify_at(m, now(m) + delay(m, m[D_IRQ_DELAY]))):
             cx_set(m, GUEST, CX_A, 1)
 
 
