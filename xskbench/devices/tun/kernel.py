@@ -93,6 +93,7 @@ from xskbench.kernels.layout import (
     OWN_DEV,
     WL_TXONLY,
 )
+from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.multiq import pick, share
 from xskbench.kernels.ptr_ring import (
     ptr_ring_consume_batched,
@@ -125,13 +126,6 @@ SIGNAL_BATCH = 64   # vhost_net_signal_used when done_idx > VHOST_NET_BATCH
 
 
 # --- completions -------------------------------------------------------------------------
-@njit(cache=True)
-def _llc_miss(m, cc, cb, nbytes):
-    """The part of ``nbytes`` copied by the CPU that the queue's LLC share does not hold."""
-    if m[D_LLC_PPM]:
-        charge(m, cc, cb, op.LLC_MISS, 1, nbytes * m[D_LLC_PPM] // 1000000)
-
-
 @njit(cache=True)
 def _publish(m, cc, cb):
     """A ring index store (TX consumer, completion producer) the application polls."""
@@ -194,7 +188,7 @@ def _sendto(m, cc, cb):
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
         if addr < 0:
             break
-        _llc_miss(m, cc, cb, ln)  # skb_store_bits reads the UMEM frame
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)  # skb_store_bits reads the UMEM frame
         sent += 1
         charge(m, cc, cb, op.TUN_NET_XMIT, 1, 0)
         if not ptr_ring_produce(m, m[D_PR], addr, ln, now(m)):
@@ -362,7 +356,7 @@ def vhost_quantum(m, cc, cb):
         m[D_VH_TAKEN] += 1
         charge(m, cc, cb, op.TUN_DO_READ, 1, 0)
         charge(m, cc, cb, op.COPY_TO_ITER, 1, ln)  # the copy into guest memory
-        _llc_miss(m, cc, cb, ln)
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
         if not zc:  # consume_skb: the destructor publishes the completion
             charge(m, cc, cb, op.KFREE_SKB, 1, 0)
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_DESTRUCT_SKB)

@@ -66,6 +66,7 @@ from xskbench.kernels.layout import (
     OWN_CQ,
     OWN_DEV,
 )
+from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.multiq import pick, share
 from xskbench.kernels.xsk_ring import (
     cons_cancel,
@@ -130,13 +131,6 @@ def _gro_deliver(m, cc, cb, n):
             _sink(m, cc, cb, 1)
         charge(m, cc, cb, op.KFREE_SKB, 1, 0)
         left -= k
-
-
-@njit(cache=True)
-def _llc_miss(m, cc, cb, nbytes):
-    """The part of ``nbytes`` copied by the CPU that the queue's LLC share does not hold."""
-    if m[D_LLC_PPM]:
-        charge(m, cc, cb, op.LLC_MISS, 1, nbytes * m[D_LLC_PPM] // 1000000)
 
 
 @njit(cache=True)
@@ -246,7 +240,7 @@ def copy_sendto(m, cc, cb):
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
         if addr < 0:
             break
-        _llc_miss(m, cc, cb, ln)  # skb_store_bits reads the UMEM frame
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)  # skb_store_bits reads the UMEM frame
         charge(m, cc, cb, op.VETH_XMIT, 1, 0)
         if m[D_RN] >= m[D_RCAP]:  # ptr_ring_produce fails: NET_XMIT_DROP → -EBUSY
             count(m, st.VETH_RING_FULL, 1)
@@ -326,7 +320,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
             ln = m[m[H_FLEN] + addr // m[H_FRAME]]
             charge(m, cc, cb, op.VETH_XSK_BUILD_SKB, 1, 0)
             charge(m, cc, cb, op.MEMCPY, 1, ln)
-            _llc_miss(m, cc, cb, ln)
+            llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)  # xsk_tx_completed_addr
             charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
             _gro_csum(m, cc, cb, 1)
