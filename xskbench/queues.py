@@ -15,6 +15,22 @@ from .fields import fmt
 from .kernels import layout as L
 
 MAX_CPU = 63
+LINE = 64  # bytes per cache line
+
+
+def packet_bytes(cfg, buffers):
+    """Cache lines of packet data a queue keeps cycling through: every UMEM frame in
+    circulation plus ``buffers`` device-side buffers, each touched for one packet."""
+    lines = -(-cfg.workload.packet_size // LINE)
+    return (cfg.xsk.umem_frames + buffers) * lines * LINE
+
+
+def llc_miss_ppm(cfg, working_set):
+    """Share (per million) of a queue's packet bytes read from memory: a working set larger
+    than the queue's part of the LLC (``testbed.llc_mb``; with N queues, 1/N of it each, see
+    ``queue_configs``) hits it in proportion llc / working set (random replacement)."""
+    llc = cfg.testbed.llc_mb * 2**20
+    return 0 if working_set <= llc else round(1e6 * (1.0 - llc / working_set))
 
 
 def traffic_shares(n, skew):
@@ -97,6 +113,8 @@ def queue_configs(cfg):
         wire = dev.wire_field
         if wire:  # the queues' fair shares of a rate they all pass through
             changes[f"{section}.{wire}"] = getattr(getattr(cfg, section), wire) / mq.queues
+        # the queues' working sets compete for one LLC: each keeps an equal part of it
+        changes["testbed.llc_mb"] = cfg.testbed.llc_mb / mq.queues
         if mq.umem == "shared":  # XDP_SHARED_UMEM across queues: the frames split
             changes["xsk.umem_frames"] = cfg.xsk.umem_frames // mq.queues
         # each queue's own config is single-queue (the pool's sockets: see arenas)

@@ -2,8 +2,12 @@
 zero-copy tx NAPI (optionally batching into GSO skbs). See kernel.py."""
 from xskbench.devices.record import in_order
 from xskbench.machine import Context, build, start_app
+from xskbench.queues import llc_miss_ppm, packet_bytes
 
 from . import kernel as k
+
+UDP_GRO_CNT_MAX = 64
+GRO_MAX_SIZE = 65536
 
 
 def setup(cfg, hz, cc, cb):
@@ -29,6 +33,11 @@ def setup(cfg, hz, cc, cb):
     m[k.D_BUDGET] = v.napi_budget
     m[k.D_EXTRA] = v.sink_extra_cycles
     m[k.D_L_SYS] = mach.label("sys")
+    m[k.D_GRO] = int(v.gro_udp_fwd)
+    # udp_gro_receive_segment: at most UDP_GRO_CNT_MAX segments and 64 KB per merged skb
+    m[k.D_GRO_MAX] = max(1, min(UDP_GRO_CNT_MAX, GRO_MAX_SIZE // (cfg.workload.packet_size - 34)))
+    m[k.D_USO] = int(v.nic_uso)
+    m[k.D_LLC_PPM] = llc_miss_ppm(cfg, packet_bytes(cfg, v.ptr_ring_size))
     start_app(mach, cfg, cc, cb, k.APP, k.PEER)
     return mach
 
