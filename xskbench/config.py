@@ -200,6 +200,8 @@ def load(path: str | Path) -> "RunConfig":
     except (json.JSONDecodeError, yaml.YAMLError) as err:
         kind = "JSON" if is_json else "YAML"
         raise ValueError(f"{path}: malformed {kind}: {_one_line(err)}") from None
+    if isinstance(data, dict) and "xskbench_version" in data and "config" in data:
+        data = data["config"]  # the JSON that xskbench.export writes beside a figure
     try:
         # An empty YAML file means "all defaults".
         return RunConfig.from_dict({} if data is None else data, parse_strings=not is_json)
