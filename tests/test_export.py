@@ -143,7 +143,7 @@ def test_json_and_csv(written, res):
     assert doc["result"]["bottleneck"] == res.bottleneck
     df = pd.read_csv(written["csv"])
     assert list(df.columns) == ["trace", "type", "x", "y", "text"]
-    assert len(df) == 2 * len(res.labels)
+    assert len(df) == 2 * sum(1 for lab in res.labels if res.cpu[lab] > 0)
     assert set(df["trace"]) == {"useful work", "idle polls"}
 
 
@@ -192,13 +192,14 @@ def test_explorer_export_button(tmp_path):
 
     ex = Explorer(sweep_key="xsk.tx_size")
     ex.export_stem.value = str(tmp_path / "ex")
+    tag = export_mod.config_tag(ex.config)
     for view in ("cpu", "sweep"):
         ex.export_view.value = view
         ex.export_button.click()
         assert "wrote" in ex.export_out.value, ex.export_out.value
-        for fmt in export_mod.FORMATS:
-            assert (tmp_path / f"ex-{view}.{fmt}").stat().st_size > 0
-    text = (tmp_path / "ex-cpu.txt").read_text()
+        for fmt in export_mod.FORMATS:  # unique names: the config's hash
+            assert (tmp_path / f"ex-{view}-{tag}.{fmt}").stat().st_size > 0
+    text = (tmp_path / f"ex-cpu-{tag}.txt").read_text()
     assert "bottleneck" in text and all(len(line) <= 72 for line in text.splitlines())
     ex.sweep_data = None
     assert ex.export("sweep", tmp_path / "none") == {}

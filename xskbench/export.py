@@ -17,8 +17,10 @@ A Result exports its CPU figure plus its text; a figure (``go.Figure`` or the Ex
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
@@ -179,11 +181,11 @@ def _wrap(lines: Iterable[str], cols: int = COLS) -> list[str]:
     return out
 
 
-def _config_changes(config: dict | None, swept: str = "") -> str:
-    """``device=null mode=zerocopy workload.duration_s=0.002`` (non-default fields only;
-    the ``swept`` key is left out)."""
+def config_changes(config: dict | None, swept: str = "") -> list[str]:
+    """``["device=null", "mode=zerocopy", "workload.duration_s=0.002"]``: device, mode and
+    the fields that differ from the defaults (the ``swept`` key left out)."""
     if not config:
-        return "(config unknown)"
+        return []
     from xskbench.config import RunConfig
     from xskbench.fields import fmt
 
@@ -196,7 +198,24 @@ def _config_changes(config: dict | None, swept: str = "") -> str:
             if (default.get(section, {}).get(name, object()) != value
                     and f"{section}.{name}" != swept):
                 parts.append(f"{section}.{name}={fmt(value)}")
-    return " ".join(parts)
+    return parts
+
+
+def _config_changes(config: dict | None, swept: str = "") -> str:
+    return " ".join(config_changes(config, swept)) or "(config unknown)"
+
+
+def cli_line(cfg: Any) -> str:
+    """The ``xskbench run`` command line that runs ``cfg`` (a RunConfig)."""
+    parts = config_changes(cfg.to_dict())
+    line = f"xskbench run --device {cfg.device} --mode {cfg.mode}"
+    sets = [shlex.quote(p) for p in parts[2:]]
+    return line + (" --set " + " ".join(sets) if sets else "")
+
+
+def config_tag(cfg: Any) -> str:
+    """8 hex digits of the config's JSON: unique, stable names for exported files."""
+    return hashlib.sha256(cfg.to_json().encode()).hexdigest()[:8]
 
 
 def _num(v: Any) -> str:
