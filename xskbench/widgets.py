@@ -51,7 +51,7 @@ FIG_WIDTH = 560
 MIN_FIG_WIDTH, MAX_FIG_WIDTH = 440, 760
 #: Changes that arrive within this time of each other run once (the last one): a burst of
 #: keystrokes or slider steps does not queue a run each.
-DEBOUNCE_S = 0.03
+DEBOUNCE_S = 0.015
 TEMPLATES = {False: "plotly_white", True: "plotly_dark"}
 #: Devices whose kernels this process has already run (compiled or loaded from the cache).
 _WARM: set[str] = set()
@@ -419,7 +419,8 @@ export default () => ({
   },
   render({ model, el }) {
     // the width of the notebook's output area: figures size to the panel
-    const host = el.closest(".jp-OutputArea") || el.closest(".jp-Cell") || document.body;
+    const host = el.closest(".jp-OutputArea-output") || el.closest(".jp-Cell")
+      || document.body;
     let timer = null;
     const report = () => {
       clearTimeout(timer);
@@ -904,7 +905,8 @@ class Explorer:
         what = (f"first {cfg.device} run in this kernel: {t_run:.1f} s, mostly compiling "
                 "or loading its kernels" if first else
                 f"ran {res.window_s * 1e3:.3g} ms emulated in {t_run * 1e3:.0f} ms")
-        self.status.value = (f"<span class='xsk-done' style='color:#666'>{what}; drawn in "
+        self.status.value = (f"<span class='xsk-done' data-run='{self.runs}' "
+                             f"style='color:#666'>{what}; drawn in "
                              f"{(self.last_update_s - t_run) * 1e3:.0f} ms</span>")
         return True
 
