@@ -366,6 +366,7 @@ def test_sweep_throughput_vs_cpu_view(ex):
     knob_fig = ex.figures["sweep"]
     assert knob_fig.layout.xaxis.type == "log"  # powers of two: log2, ticked at each point
     assert list(knob_fig.layout.xaxis.tickvals) == ex.sweep_data[1]
+    assert knob_fig.layout.yaxis2.tickmode == "linear"  # not synced to the left axis
     ex.sweep_view.value = "cpu"
     fw = ex.figures["sweep"]
     assert fw.layout.title.text.startswith("throughput vs CPU across xsk.batch_size")

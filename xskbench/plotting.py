@@ -218,8 +218,11 @@ def sweep_spec(key: str, points: Sequence[Any], results: Sequence[Any],
         margin=dict(_MARGIN, r=60),
         xaxis=_knob_axis(key, xs),
         yaxis=dict(title=dict(text="packets per second"), rangemode="tozero"),
+        # its own round ticks (0, 20 … 100 %), not ticks synced to the left axis' grid
+        # (20.5 %, 40.9 % …); no grid of its own
         yaxis2=dict(title=dict(text="bottleneck CPU %"), overlaying="y", side="right",
-                    range=[0, 115], ticksuffix=" %", showgrid=False),
+                    range=[0, 115], tickmode="linear", tick0=0, dtick=20, ticksuffix=" %",
+                    showgrid=False),
         meta_extra={"sweep": {"key": key, "points": xs}},
     )
     return data, layout
@@ -317,7 +320,7 @@ def scaling_spec(points: Sequence[Any], results: Sequence[Any], base: Any = None
         f"{scenario(base)}{note}", base, margin=dict(_MARGIN, r=60),
         xaxis=dict(title=dict(text="queue pairs (mq.queues)"), dtick=1),
         yaxis=dict(title=dict(text="packets per second"), rangemode="tozero"),
-        yaxis2=dict(title=dict(text="CPUs used"), overlaying="y", side="right",
+        yaxis2=dict(title=dict(text="CPUs used"), overlaying="y", side="right", tickmode="auto",
                     rangemode="tozero", showgrid=False),
         meta_extra={"sweep": {"key": SCALING_KEY, "points": list(points)}},
     )

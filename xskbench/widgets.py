@@ -48,7 +48,7 @@ _NUMERIC = (int, float)
 #: Pixel width of the Explorer's figures: plotly cannot size a widget to its container
 #: reliably (the container may not be in the page yet when it first draws).
 FIG_WIDTH = 560
-MIN_FIG_WIDTH, MAX_FIG_WIDTH = 440, 760
+MIN_FIG_WIDTH, MAX_FIG_WIDTH = 400, 760
 #: Changes that arrive within this time of each other run once (the last one): a burst of
 #: keystrokes or slider steps does not queue a run each.
 DEBOUNCE_S = 0.015
@@ -418,11 +418,10 @@ export default () => ({
       { attributes: true, attributeFilter: ["data-jp-theme-light"] });
   },
   render({ model, el }) {
-    // the width of the notebook's output area: figures size to the panel
-    const host = el.closest(".jp-OutputArea-output") || el.closest(".jp-Cell")
-      || document.body;
-    let timer = null;
-    const report = () => {
+    // the width of the notebook's output area: figures size to the panel (found once
+    // the view is in the page)
+    let ro = null, timer = null, wait = null;
+    const report = (host) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         const w = Math.round(host.clientWidth);
@@ -431,10 +430,16 @@ export default () => ({
         }
       }, 150);
     };
-    const ro = new ResizeObserver(report);
-    ro.observe(host);
-    report();
-    return () => ro.disconnect();
+    const start = () => {
+      if (!el.isConnected) { wait = setTimeout(start, 100); return; }
+      const host = el.closest(".jp-OutputArea-output") || el.closest(".jp-Cell")
+        || el.parentElement;
+      ro = new ResizeObserver(() => report(host));
+      ro.observe(host);
+      report(host);
+    };
+    start();
+    return () => { clearTimeout(wait); clearTimeout(timer); if (ro) ro.disconnect(); };
   },
 });
 """
@@ -617,7 +622,7 @@ class Explorer:
             options=[("pps vs knob", "knob"), ("pps vs CPU", "cpu")], value="knob",
             tooltips=["packet rate and the bottleneck's CPU against the knob",
                       "throughput versus total CPU, one point per knob value"],
-            style={"button_width": "95px"})
+            style={"button_width": "110px"})
         self.sweep_view.add_class("xsk-sweep-view")
         self.sweep_status = W.HTML("")
         self.figures["sweep"] = _figure_widget(None, title="sweep", template=self.template)
