@@ -263,6 +263,10 @@ def sweep_cpu_spec(key: str, points: Sequence[Any], results: Sequence[Any],
     pps = [float(max(r.pps.values())) for _, r in ok]
     data = [dict(type="scatter", name=f"{key} (labels)", x=cpu, y=pps,
                  mode="lines+markers+text", text=[f"{name}={p}" for p, _ in ok],
+                 # labels at both ends only (the colour runs along the knob): points
+                 # often crowd together
+                 texttemplate=[("%{text}" if j in (0, len(ok) - 1) else "")
+                               for j in range(len(ok))],
                  textposition="top center", textfont=dict(size=10),
                  line=dict(color="#888", width=1), customdata=[r.bottleneck for _, r in ok],
                  marker=dict(size=9, color=list(range(len(ok))), colorscale="Viridis"),

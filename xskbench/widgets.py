@@ -1083,7 +1083,7 @@ def compare_html(before: Any, after: Any) -> str:
     style = "<style>.xsk-compare td,.xsk-compare th{padding:1px 8px;text-align:right}" \
             ".xsk-compare td:first-child{text-align:left}</style>"
     return (f"{style}<b>pinned → current</b>: {html.escape(' '.join(changed) or 'same config')}"
-            "<div style='display:flex;flex-wrap:wrap;gap:24px'>"
+            "<div style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>"
             "<table class='xsk-delta'><tr><th></th><th>pinned</th><th>current</th><th>Δ</th>"
             f"<th>Δ %</th></tr>{rows}</table>"
             "<table class='xsk-perfdiff'><tr><th>perf diff: symbol [context]</th>"
