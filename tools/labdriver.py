@@ -120,7 +120,8 @@ def open_and_run(page, base_url: str, notebook: str) -> None:
     Explorer's figures are drawn and every cell has finished."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    page.goto(f"{base_url}/lab/tree/{notebook}?token={TOKEN}", timeout=60_000)
+    # ?reset: a fresh workspace, so that this notebook is the only (and current) one
+    page.goto(f"{base_url}/lab/tree/{notebook}?reset&token={TOKEN}", timeout=60_000)
     page.wait_for_function(
         "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session"
         "?.kernel?.status === 'idle'", timeout=90_000)
@@ -132,7 +133,7 @@ def open_and_run(page, base_url: str, notebook: str) -> None:
         except PlaywrightTimeout:
             print(f"run-all attempt {attempt + 1}: no cell started")
     page.wait_for_selector(".xsk-bottleneck b", state="attached", timeout=120_000)
-    page.wait_for_selector(".xsk-fig-cpu .barlayer path", timeout=60_000)
+    page.wait_for_selector(".xsk-fig-cpu .barlayer path", state="attached", timeout=60_000)
     page.wait_for_function(JS_CELLS_DONE, timeout=120_000)
 
 
