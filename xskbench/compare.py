@@ -47,12 +47,17 @@ def profile_diff(before: Any, after: Any, top: int = 12) -> list[tuple[str, floa
 
 
 def changed_keys(before: Any, after: Any) -> list[str]:
-    """``["mode=copy", "veth.csum_offload=false"]``: what the after config changes."""
+    """``["mode=copy", "veth.csum_offload=false"]``: the settings of RunConfig ``after``
+    that differ from ``before``'s (a field set back to its default included)."""
+    from xskbench.fields import fmt
+
     old = dict(p.split("=", 1) for p in config_changes(before.to_dict()))
-    return [p for p in config_changes(after.to_dict()) if old.get(p.split("=", 1)[0])
-            != p.split("=", 1)[1]] + [f"{k}=default" for k in old
-                                      if not any(p.startswith(k + "=")
-                                                 for p in config_changes(after.to_dict()))]
+    new = dict(p.split("=", 1) for p in config_changes(after.to_dict()))
+    out = [f"{k}={v}" for k, v in new.items() if old.get(k) != v]
+    for key in old.keys() - new.keys():  # back to the default
+        section, name = key.split(".", 1)
+        out.append(f"{key}={fmt(getattr(getattr(after, section), name))}")
+    return out
 
 
 def seeds_runs(cfg: Any, n: int) -> list[Any]:
