@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from xskbench import queues
+from xskbench import loading, queues
 from xskbench.devices import DEVICES
 from xskbench.devices import get as get_device
 from xskbench.fields import coerce, field_info, fmt
@@ -176,7 +176,16 @@ override = RunConfig.override
 
 def load(path: str | Path) -> "RunConfig":
     """Read a .json or .yaml/.yml config (partial configs take defaults), within the limits
-    of :mod:`xskbench.loading`."""
-    from .loading import load_config
-
-    return load_config(path)
+    of :mod:`xskbench.loading`; the JSON that :mod:`xskbench.export` writes loads too."""
+    path = Path(path)
+    json_file = loading.is_json(path)
+    data = loading.load_document(path)
+    if isinstance(data, dict) and "xskbench_version" in data and "config" in data:
+        data = data["config"]  # the JSON that xskbench.export writes beside a figure
+    try:
+        if isinstance(data, dict):
+            loading.check_scalar_fields(data)
+        # An empty YAML file means "all defaults".
+        return RunConfig.from_dict({} if data is None else data, parse_strings=not json_file)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: {loading.one_line(err)}") from None

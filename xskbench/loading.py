@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from .sections import SECTIONS
+
 MAX_BYTES = 1 << 20   # a config or grid file is a few kB
 MAX_DEPTH = 16        # a grid's sample spec is 4 levels deep
 MAX_STR = 4096        # no field takes a longer string
@@ -89,11 +91,11 @@ class _NoAliasLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
-def parse(text: str, is_json: bool) -> Any:
+def parse(text: str, json_text: bool) -> Any:
     """The document in ``text`` (JSON or YAML), checked by :func:`check_plain`."""
-    kind = "JSON" if is_json else "YAML"
+    kind = "JSON" if json_text else "YAML"
     try:
-        data = json.loads(text) if is_json else yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader
+        data = json.loads(text) if json_text else yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader
     except RecursionError:
         raise ValueError(f"malformed {kind}: nested deeper than {MAX_DEPTH} levels") from None
     except (json.JSONDecodeError, yaml.YAMLError) as err:
@@ -130,7 +132,7 @@ def check_plain(data: Any, where: str = "") -> None:
                              "allowed: numbers, strings, booleans, null, lists and mappings")
 
 
-def _format(path: Path) -> bool:
+def is_json(path: Path) -> bool:
     """True for JSON, False for YAML (by suffix)."""
     suffix = path.suffix.lower()
     if suffix not in (".json", ".yaml", ".yml"):
@@ -142,35 +144,17 @@ def load_document(path: str | Path, *, yaml_default: bool = False) -> Any:
     """The parsed, checked document of a .json/.yaml/.yml file (``yaml_default``: any other
     suffix is read as YAML); ValueError names the file."""
     path = Path(path)
-    is_json = path.suffix.lower() == ".json" if yaml_default else _format(path)
+    json_file = path.suffix.lower() == ".json" if yaml_default else is_json(path)
     text = read_text(path)
     try:
-        return parse(text, is_json)
+        return parse(text, json_file)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
 
 
-def load_config(path: str | Path):
-    """A RunConfig from a .json or .yaml/.yml file (partial configs take defaults)."""
-    from .config import RunConfig
-
-    path = Path(path)
-    is_json = _format(path)
-    data = load_document(path)
-    try:
-        if isinstance(data, dict):
-            _scalar_fields(data)
-        # An empty YAML file means "all defaults".
-        return RunConfig.from_dict({} if data is None else data, parse_strings=not is_json)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"{path}: {one_line(err)}") from None
-
-
-def _scalar_fields(data: dict) -> None:
+def check_scalar_fields(data: dict) -> None:
     """A list or mapping where one value belongs (``device: [..]``, ``xsk: {tx_size: {..}}``)
     is named here, briefly, before the config's own checks would repr all of it."""
-    from .sections import SECTIONS
-
     for key, value in data.items():
         values = value.items() if key in SECTIONS and isinstance(value, dict) else \
             [(None, value)] if key in ("device", "mode") else []
