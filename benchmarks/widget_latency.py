@@ -4,7 +4,8 @@
 Measures, for the Explorer's default scenario (null device, zero-copy, 2 ms emulated), the
 time of the observer callback that a slider change triggers: building the config from the
 controls, ``xskbench.run`` and the ``batch_update`` of every figure.  The browser's redraw
-is not included.  Prints the median over ~20 changes (target: <= 150 ms).
+is not included (benchmarks/browser_latency.py measures it end to end).  Prints the median
+over ~20 changes (target: <= 150 ms).
 
     .venv/bin/python benchmarks/widget_latency.py [--changes 20] [--knob xsk.batch_size]
 """
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--changes", type=int, default=20)
     ap.add_argument("--knob", default="xsk.batch_size",
-                    help="a slider of the Explorer (default xsk.batch_size)")
+                    help="a slider or checkbox of the Explorer (default xsk.batch_size)")
     args = ap.parse_args(argv)
 
     from xskbench.widgets import Explorer
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     w = ctrl.value_widget
     if hasattr(w, "options"):
         values = [v for _, v in w.options]
+    elif isinstance(w.value, bool):  # a checkbox (an offload, need_wakeup): toggle it
+        values = [False, True]
     else:
         values = list(range(int(w.min), int(w.max) + 1))
     start = values.index(ctrl.value)

@@ -277,7 +277,25 @@ HOSTILE = {
     "nan.yaml": ("workload: {rate_pps: .nan}\n", ["workload.rate_pps=nan"]),
     "aliases.yaml": ("a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
                      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c]\n",
-                     ["unknown key 'a'"]),
+                     ["malformed YAML", "aliases (*name) are not allowed"]),
+    "bomb.yaml": ("".join(f"{c}: &{c} [{', '.join([f'*{p}' if p else 'lol'] * 9)}]\n"
+                          for p, c in zip([None, *"abcdefg"], "abcdefgh", strict=True))
+                  + "device: [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n",
+                  ["malformed YAML", "aliases (*name) are not allowed (line 2)"]),
+    "deep.json": ("[" * 100_000 + "]" * 100_000, ["malformed JSON", "nested deeper than"]),
+    "deep.yaml": ("a:\n" + "".join("  " * i + "- \n" for i in range(1, 200)),
+                  ["malformed YAML", "nested deeper than"]),
+    "deep-flow.yaml": ("[" * 10_000 + "]" * 10_000, ["malformed YAML", "nested deeper than"]),
+    "int-in-float.json": ('{"workload": {"duration_s": 1' + "0" * 400 + "}}",
+                          ["workload.duration_s=<int of about 401 digits>", "[0.0001, 60]"]),
+    "int-5000-digits.json": ('{"workload": {"seed": 1' + "0" * 5000 + "}}",
+                             ["malformed JSON", "4300"]),
+    "long-string.json": ('{"testbed": {"profile": "' + "x" * 10_000 + '"}}',
+                         ["testbed.profile='xxxx", "...: a string of 10000 characters"]),
+    "list-device.json": ('{"device": [' + ",".join(["1"] * 100_000) + "]}",
+                         ["device=<list of 100000 items>: a list; allowed: one value"]),
+    "dict-field.yaml": ("xsk: {tx_size: {a: 1}}\n", ["xsk.tx_size={'a': 1}: a dict"]),
+    "date.yaml": ("workload: {seed: 2024-01-01}\n", ["workload.seed=datetime.date(2024, 1, 1)"]),
     "section-list.yaml": ("xsk:\n  - tx_size\n", ["xsk must be a mapping, not list"]),
     "combo.yaml": ("device: veth\nmode: udp\nveth: {batch: true}\n", ["veth.batch=true"]),
     "list.json": ("[]", ["config must be a mapping, not list"]),
@@ -299,6 +317,59 @@ def test_hostile_config_files(tmp_path, name):
     for fragment in fragments:
         assert fragment in msg, msg
     assert not marker.exists()  # no code ran
+
+
+def test_hostile_messages_are_short(tmp_path):
+    """A value is quoted with at most ~80 characters, whatever its size."""
+    for name, (text, _) in HOSTILE.items():
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(ValueError) as exc:
+            load(path)
+        assert len(str(exc.value)) < 300 + len(str(path)), (name, str(exc.value)[:400])
+
+
+def test_special_and_oversized_files_are_refused(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # opening it for reading would block until a writer comes
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")  # endless
+    for path in (fifo, zero):
+        with pytest.raises(ValueError, match="not a regular file"):
+            load(path)
+    big = tmp_path / "big.yaml"
+    big.write_text("# padding\n" * 200_000)
+    with pytest.raises(ValueError, match=r"big.yaml: 2000000 bytes; allowed: at most 1048576"):
+        load(big)
+
+
+def test_cli_hostile_files_are_one_line_fast_and_small(tmp_path):
+    """Each hostile file: exit 2, one stderr line, within 5 s of wall time and 500 MB."""
+    import resource
+
+    paths = []
+    for name in ("bomb.yaml", "deep.json", "list-device.json", "int-in-float.json"):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(HOSTILE[name][0])
+    os_fifo = tmp_path / "fifo.yaml"
+    import os
+    os.mkfifo(os_fifo)
+    paths.append(os_fifo)
+    script = ("import sys, time, resource; from xskbench.cli import main\n"
+              "for p in sys.argv[1:]:\n"
+              "    t = time.monotonic(); rc = main(['run', '--config', p])\n"
+              "    assert rc == 2 and time.monotonic() - t < 5, (p, rc)\n")
+    proc = subprocess.run([sys.executable, "-c", script, *map(str, paths)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: resource.setrlimit(
+                              resource.RLIMIT_AS, (2 << 30, 2 << 30)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == len(paths) and all(len(line) < 300 + len(str(tmp_path)) + 30
+                                            for line in lines), proc.stderr[:2000]
+    assert all(line.startswith("xskbench: error: ") for line in lines)
 
 
 def test_unreadable_config_files(tmp_path):
@@ -329,3 +400,99 @@ def test_json_round_trip_rejects_what_validation_rejects():
     data["xsk"]["batch_size"] = 4096
     with pytest.raises(ValueError, match=r"xsk.batch_size=4096: must be an int in \[1, 2048\]"):
         RunConfig.from_json(json.dumps(data))
+
+
+# --- odd but valid input: a correct result or one clear error (issue #18) --------------------
+
+def test_zero_throughput_run_is_idle_and_says_why():
+    """100 pps in a 4 ms window offers 0.4 packets: the app polls empty the whole window
+    (the quantum straddling warm-up counts as idle as well as busy), nothing is named the
+    bottleneck, and a warning says why nothing moved."""
+    from xskbench.run import run
+
+    res = run(RunConfig().override(["workload.rate_pps=100", "workload.duration_s=0.005"]))
+    assert res.pps == {"rx": 0.0, "tx": 0.0}
+    assert res.cpu["app"] == pytest.approx(res.idle_poll["app"], abs=1e-9)
+    assert res.useful_cpu["app"] == pytest.approx(0.0, abs=1e-9) and not res.saturated
+    assert len(res.warnings) == 1 and "workload.rate_pps=100 offers 0.4 packets" in \
+        res.warnings[0]
+    assert res.to_json()["warnings"] == res.warnings
+    busy = run(RunConfig().override(["workload.duration_s=0.002"]))
+    assert busy.pps["tx"] > 0 and busy.warnings == []
+
+
+def test_every_seed_has_a_positive_cost_factor():
+    """Seed 986200 draws -5.6 sigma: at the largest spread that was a negative cost factor
+    (a run that never ends); the draw is truncated at SPREAD_SIGMAS."""
+    from xskbench.run import SPREAD_SIGMAS, run, run_speed
+
+    cfg = RunConfig().override(["workload.seed=986200", "testbed.run_spread=0.2",
+                                "workload.duration_s=0.002"])
+    assert 1 - 0.2 * SPREAD_SIGMAS <= run_speed(cfg) <= 1 + 0.2 * SPREAD_SIGMAS
+    assert min(run_speed(cfg.replace(**{"workload.seed": s})) for s in range(2000)) > 0.3
+    res = run(cfg)
+    assert res.pps["tx"] > 0 and res.invariants["balanced"]
+
+
+def test_virtio_pmd_rx_queue_must_hold_a_burst():
+    """The guest PMD rearms its rx virtqueue 32 descriptors at a time: a queue of 16 never
+    receives (0 pps, no error before): refused, naming the field."""
+    with pytest.raises(ValueError, match=r"virtio\.queue_size=16 .*32"):
+        RunConfig(device="virtio-net", mode="pmd").override(
+            ["workload.kind=rxdrop", "virtio.queue_size=16"])
+    RunConfig(device="virtio-net", mode="pmd").override(["virtio.queue_size=16"])  # txonly
+
+
+def test_skew_within_its_range():
+    RunConfig().override(["mq.skew=1"])  # one queue: nothing to skew, nothing to refuse
+    with pytest.raises(ValueError, match=r"mq\.skew=1 leaves queues 1\.\.3 with 0 pps of "
+                                         r"workload\.rate_pps=1e6; allowed: "
+                                         r"mq\.skew <= 0\.999996"):
+        RunConfig().override(["mq.skew=1", "mq.queues=4", "workload.rate_pps=1e6"])
+    with pytest.raises(ValueError, match=r"mq\.skew=0\.5 with mq\.queues=2 .* "
+                                         r"workload\.rate_pps is none"):
+        RunConfig().override(["mq.skew=0.5", "mq.queues=2"])
+
+
+@pytest.mark.parametrize("sets,match", [
+    (["faults.fill_stop_us=1e-9", "faults.fill_stop_period_us=2e-9"],
+     r"faults\.fill_stop_us=1e-09 is below the engine's time resolution.*>= 0\.1"),
+    (["faults.stall_us=0.1", "faults.stall_period_us=0.2", "workload.duration_s=60"],
+     r"faults\.stall_period_us=0\.2 gives 3e\+08 stall windows .* at most 200000 "
+     r"\(faults\.stall_period_us >= 300\)"),
+])
+def test_fault_windows_the_engine_cannot_honour(sets, match):
+    with pytest.raises(ValueError, match=match):
+        RunConfig().override(["workload.kind=rxdrop", *sets])
+
+
+def _measurement_cases(tmp_path):
+    good = json.loads((ROOT / "data/measurements/veth_copy_rxdrop.json").read_text())
+    point = good["points"][0]
+    cases = {"dir.json": (None, "a directory"), "bad.json": ("{", "malformed JSON"),
+             "list.json": ("[]", "no 'points' list"),
+             "deep.json": ("[" * 100_000 + "]" * 100_000, "nested too deeply")}
+    broken = [({**point, "result": {**point["result"], "config": {}}},
+               "points[0]: missing result.config.device"),
+              ({**point, "result": {**point["result"], "pps": {"rx": "fast"}}},
+               "result.pps must map directions to numbers"),
+              ({**point, "result": {**point["result"], "cpu_per_cpu": []}},
+               "result.cpu_per_cpu is a list, not a dict"),
+              ("point", "points[0]: a str, not a mapping")]
+    for i, (p, why) in enumerate(broken):
+        cases[f"broken{i}.json"] = (json.dumps({**good, "points": [p]}), why)
+    for name, (text, _) in cases.items():
+        if text is None:
+            (tmp_path / name).mkdir()
+        else:
+            (tmp_path / name).write_text(text)
+    return {tmp_path / name: why for name, (_, why) in cases.items()}
+
+
+def test_calibrate_from_malformed_measurements_is_one_line(tmp_path, capsys):
+    from xskbench.cli import main
+
+    for path, why in _measurement_cases(tmp_path).items():
+        assert main(["calibrate", "--from-measurements", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and why in err and str(path) in err, err

@@ -86,15 +86,30 @@ def test_run_defaults_to_the_default_config():
     assert config_from_args(build_parser().parse_args(["run"])) == RunConfig()
 
 
-def test_registering_a_command(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "COMMANDS", dict(cli.COMMANDS))
+def _hello_args(p):
+    p.add_argument("--name", default="xsk")
 
-    @cli.command("hello", "say hello", lambda p: p.add_argument("--name", default="xsk"))
-    def _hello(args):
-        print(f"hello {args.name}")
-        return 3
 
+def _hello(args):
+    print(f"hello {args.name}")
+    return 3
+
+
+def test_a_command_is_one_row_of_the_table(monkeypatch, capsys):
+    monkeypatch.setitem(cli.COMMANDS, "hello",
+                        cli.Command(__name__, "say hello", "_hello_args", "_hello"))
     assert _main(capsys, "hello", "--name", "veth") == (3, "hello veth\n", "")
+
+
+def test_only_the_chosen_command_loads(capsys):
+    # `xskbench fields` imports neither the sweep nor the real-kernel command modules
+    code = ("import sys; from xskbench.cli import main; main(['fields', '--section', 'xsk']); "
+            "print(sorted(m for m in ('xskbench.sweep_cli', 'xskbench.real.cli', "
+            "'xskbench.sweep', 'xskbench.real.measure') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"
 
 
 def test_python_dash_m():

@@ -143,7 +143,7 @@ def test_json_and_csv(written, res):
     assert doc["result"]["bottleneck"] == res.bottleneck
     df = pd.read_csv(written["csv"])
     assert list(df.columns) == ["trace", "type", "x", "y", "text"]
-    assert len(df) == 2 * len(res.labels)
+    assert len(df) == 2 * sum(1 for lab in res.labels if res.cpu[lab] > 0)
     assert set(df["trace"]) == {"useful work", "idle polls"}
 
 
@@ -192,14 +192,54 @@ def test_explorer_export_button(tmp_path):
 
     ex = Explorer(sweep_key="xsk.tx_size")
     ex.export_stem.value = str(tmp_path / "ex")
+    tag = export_mod.config_tag(ex.config)
     for view in ("cpu", "sweep"):
         ex.export_view.value = view
         ex.export_button.click()
         assert "wrote" in ex.export_out.value, ex.export_out.value
-        for fmt in export_mod.FORMATS:
-            assert (tmp_path / f"ex-{view}.{fmt}").stat().st_size > 0
-    text = (tmp_path / "ex-cpu.txt").read_text()
+        for fmt in export_mod.FORMATS:  # unique names: the config's hash
+            assert (tmp_path / f"ex-{view}-{tag}.{fmt}").stat().st_size > 0
+    text = (tmp_path / f"ex-cpu-{tag}.txt").read_text()
     assert "bottleneck" in text and all(len(line) <= 72 for line in text.splitlines())
     ex.sweep_data = None
     assert ex.export("sweep", tmp_path / "none") == {}
     assert "export failed" in ex.export_out.value
+
+
+def test_export_json_loads_back(written, res):
+    assert xskbench.load(written["json"]) == res.config
+
+
+# --- without a browser: a one-line error at once, never a hang ------------------------------
+_NO_BROWSER = """
+import sys, time, xskbench
+res = xskbench.run(xskbench.RunConfig().replace(
+    **{"workload.duration_s": 0.0005, "workload.warmup_s": 0.0}))
+t0 = time.monotonic()
+try:
+    xskbench.export(res, sys.argv[1], formats=("png", "txt"))
+except RuntimeError as err:
+    print(f"{time.monotonic() - t0:.3f}")
+    print(err)
+"""
+
+
+@pytest.mark.parametrize(("browser", "limit_s"), [("/nonexistent/chromium", 2.0),
+                                                   ("/bin/false", 10.0)],
+                         ids=["missing", "dies-at-start"])
+def test_export_without_a_browser_fails_fast(tmp_path, browser, limit_s):
+    """No browser: a one-line RuntimeError within 2 s.  A browser that exits at once
+    (kaleido's server thread then dies, and every later call used to wait forever): the same
+    error once kaleido has noticed (it waits for the browser's first answer)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, BROWSER_PATH=browser)
+    out = subprocess.run([sys.executable, "-c", _NO_BROWSER, str(tmp_path / "x")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2, (out.stdout, out.stderr[-2000:])
+    assert float(lines[0]) < limit_s, lines
+    assert "needs Chrome or Chromium" in lines[1] and browser in lines[1]
+    assert not (tmp_path / "x.png").exists()

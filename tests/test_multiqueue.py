@@ -60,7 +60,9 @@ def test_shared_pool_falls_back_to_per_desc_peek_and_costs_throughput():
     ops_p, ops_s = set(private.profile()["op"]), set(shared.profile()["op"])
     assert "xsk_tx_peek_release_desc_batch" in ops_p and "xsk_tx_peek_desc" not in ops_p
     assert "xsk_tx_peek_desc" in ops_s and "xsk_tx_peek_release_desc_batch" not in ops_s
-    assert shared.pps["tx"] < 0.97 * private.pps["tx"]
+    # a loss, not its size: that follows the fitted xsk_tx_peek_desc, which the veth batch
+    # CPU row (one peek per desc there) has pulled down to the batched per-desc cost
+    assert shared.pps["tx"] < 0.995 * private.pps["tx"]
 
 
 def test_shared_umem_splits_the_frames():
@@ -128,7 +130,8 @@ def test_sixteen_queues():
 
 
 @pytest.mark.parametrize("sets,field", [
-    (["mq.skew=0.5"], "mq.skew"),
+    (["mq.skew=0.5", "mq.queues=2"], "mq.skew"),
+    (["mq.skew=1", "mq.queues=4", "workload.rate_pps=1e6"], "mq.skew"),
     (["mq.queues=16", "null.app_cpu=8"], "mq.queues"),
     (["xsk.umem_frames=4096", "xsk.fill_size=2048", "mq.queues=4", "mq.umem=shared"],
      "mq.umem"),

@@ -24,6 +24,10 @@ def test_notebook_committed_without_outputs(path: Path):
     nbformat.validate(nb)
     assert nb.nbformat == 4
     assert "widgets" not in nb.metadata, "saved widget state: run tools/strip_notebooks.py"
+    # JupyterLab's autosave rewrites language_info (version, codemirror_mode, …) on every
+    # save: a committed notebook keeps only the language's name, so that churn shows here
+    assert nb.metadata.get("language_info", {"name": "python"}) == {"name": "python"}, \
+        f"{path.name}: language_info churn (an autosave?): reset it to {{'name': 'python'}}"
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue

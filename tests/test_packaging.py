@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -18,7 +20,10 @@ ENV_FILES = [REPO / "environment.yml", REPO / "binder" / "environment.yml"]
 CONDA_TO_PYPI = {"python-kaleido": "kaleido"}
 # Conda entries that are the toolchain, not dependencies of the package.
 CONDA_TOOLCHAIN = {"python", "pip"}
-LOCAL_PIP = {".", "-e .", "-e.", "./"}
+LOCAL_PIP = {".", "-e .", "-e.", "./", "-e .."}
+# conda and mamba run pip in the environment file's folder: the repo root is "." from the
+# top-level file and ".." from binder/.
+REPO_FROM = {REPO / "environment.yml": "-e .", REPO / "binder" / "environment.yml": "-e .."}
 
 
 def _pyproject() -> dict:
@@ -71,7 +76,8 @@ def test_environment_yml(path: Path):
     assert "pip" in names, "conda env with a pip: section must list pip itself"
 
     local = [p for p in pip if p.strip() in LOCAL_PIP]
-    assert local, "the package itself must be installed from the repo in the pip: section"
+    assert local == [REPO_FROM[path]], \
+        f"the package itself must be installed as {REPO_FROM[path]!r}, relative to {path.parent}"
     for p in pip:
         if p.strip() in LOCAL_PIP:
             continue
@@ -98,6 +104,34 @@ def test_binder_postbuild():
     assert text.startswith("#!/usr/bin/env bash")
     assert os.access(post, os.X_OK)
     assert "xskbench.run(" in text
+    # a browser for kaleido (Binder has none), proved by a PNG export at build time
+    assert "kaleido_get_chrome" in text and "xskbench.export(" in text
+    apt = [line.strip() for line in (REPO / "binder" / "apt.txt").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert "libnss3" in apt and "chromium" not in apt  # Ubuntu's chromium is a snap
+
+
+def test_binder_pip_install_as_mamba_runs_it(tmp_path):
+    """The pip: section of binder/environment.yml, installed the way conda and mamba do it
+    (a requirements file, pip run in the environment file's folder), into a fresh venv:
+    the package it installs is this repository's xskbench."""
+    env = yaml.safe_load((REPO / "binder" / "environment.yml").read_text())
+    _, pip = _split(env)
+    req = tmp_path / "condaenv.requirements.txt"
+    req.write_text("\n".join(pip) + "\n")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    # the shared venv's pip, run with the new venv as its target interpreter
+    out = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install",
+                          "--no-deps", "--quiet", "-r", str(req)],
+                         cwd=REPO / "binder", capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    origin = subprocess.run(
+        [str(py), "-c", "import importlib.util as u; print(u.find_spec('xskbench').origin)"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}).stdout.strip()
+    assert Path(origin) == REPO / "xskbench" / "__init__.py"
 
 
 def test_ci_runs_make_test():

@@ -276,8 +276,12 @@ def test_cli_without_capabilities_exits_2_with_one_line():
     os.chmod(home, 0o777)
     env = {**os.environ, "HOME": home, "NUMBA_CACHE_DIR": os.path.join(home, "numba")}
     try:
+        # The unprivileged user keeps CAP_DAC_READ_SEARCH (nothing AF_XDP needs) so that it
+        # can read the checkout and the venv wherever they live (a fresh clone in a mode-700
+        # directory included).
         for drop in (["--inh-caps=-all", "--bounding-set=-all"],
-                     ["--reuid=65534", "--regid=65534", "--clear-groups"]):
+                     ["--reuid=65534", "--regid=65534", "--clear-groups",
+                      "--inh-caps=-all,+dac_read_search", "--ambient-caps=+dac_read_search"]):
             p = subprocess.run(["setpriv", *drop, *_cli("--duration", "1")], cwd=REPO,
                                env=env, capture_output=True, text=True, timeout=120)
             assert p.returncode == 2, (p.stdout, p.stderr)

@@ -149,19 +149,20 @@ def test_interrupted_sweep_resumes(tmp_path, monkeypatch):
     real = sw._run_chunk
     calls = []
 
-    def flaky(items):
+    def flaky(items, runner=None):
         calls.append(len(items))
         if len(calls) == 2:
             raise KeyboardInterrupt  # the user stops the sweep after one chunk
-        return real(items)
+        return real(items, runner)
 
     monkeypatch.setattr(sw, "_run_chunk", flaky)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(sw.SweepInterrupted, match="1 of 4 configurations done; they are "
+                                                  "cached in .*, a rerun resumes"):
         sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, chunk_size=2, progress=False)
     assert len(list(tmp_path.glob("part-*.parquet"))) == 1
     monkeypatch.setattr(sw, "_run_chunk", real)
     resumed = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False)
-    assert resumed.attrs["sweep"]["computed"] == 2 and resumed.attrs["sweep"]["cached"] == 2
+    assert resumed.attrs["sweep"]["computed"] == 3 and resumed.attrs["sweep"]["cached"] == 1
     fresh = sw.sweep(BASE, grid, scheduler="serial", cache=False, progress=False)
     pd.testing.assert_frame_equal(fresh, resumed)
 
@@ -260,3 +261,148 @@ def test_sensitivity_and_figures(tmp_path):
     first = sw.summarize(df).iloc[0]
     assert sw.row_config(first) == RunConfig.from_dict(base).replace(
         **{"null.napi_budget": 16, "workload.rate_pps": 1e7})
+
+
+# --- one engine: points, each, outcomes, runners (issue #15) ---------------------------------
+
+def _emulate_twice(cfg):
+    """A runner other than the emulator (module level: picklable)."""
+    from xskbench.run import run
+
+    first = run(cfg)
+    assert run(cfg).to_json() == first.to_json()  # deterministic for a seed
+    return first
+
+
+def test_points_each_and_outcomes():
+    cfgs = sw.points(BASE, {"null.napi_budget": [16, 64]})
+    assert [c.null.napi_budget for c in cfgs] == [16, 64]
+    assert all(isinstance(c, RunConfig) and c.workload.duration_s == 0.002 for c in cfgs)
+    with pytest.raises(ValueError, match=r"grid point 1 \(xsk.batch_size=4096\): "
+                                         r"xsk.batch_size=4096: must be an int in \[1, 2048\]"):
+        sw.points(BASE, {"xsk.batch_size": [64, 4096]})
+    seen = []
+    out = sw.each([cfgs[0], cfgs[1], cfgs[0]], on_result=lambda i, c, r: seen.append(i))
+    assert out[0] is out[2] and seen == [0, 1, 2]  # equal configs run once
+    assert out[0].pps["tx"] > 0
+    results = sw.outcomes(BASE, {"xsk.batch_size": [64, 4096], "null.napi_budget": [16]})
+    assert results[0].to_json() == out[0].to_json()
+    assert results[1] == "xsk.batch_size=4096: must be an int in [1, 2048]"
+    axes = sw.one_at_a_time(cfgs[0], {"null.napi_budget": [8, 32], "mode": ["copy"]})
+    assert [(a, v, c.null.napi_budget, c.mode) for a, v, c in axes] == [
+        ("null.napi_budget", 8, 8, "zerocopy"), ("null.napi_budget", 32, 32, "zerocopy"),
+        ("mode", "copy", 16, "copy")]
+
+
+def test_a_runner_is_part_of_the_cache_key(tmp_path):
+    grid = {"null.napi_budget": [16, 64]}
+    mine = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False,
+                    runner=_emulate_twice)
+    assert mine.attrs["sweep"]["computed"] == 2 and mine["error"].isna().all()
+    emulated = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False)
+    assert emulated.attrs["sweep"]["computed"] == 2  # not the other runner's rows
+    pd.testing.assert_frame_equal(mine.drop(columns="config_hash"),
+                                  emulated.drop(columns="config_hash"))
+
+
+@pytest.mark.parametrize(("grid", "fragment"), [
+    ({"null.napi_budget": list(range(1, 501)), "xsk.busy_budget": list(range(1, 501))},
+     "grid: 500 x 500 = 250000 points; allowed: at most 100000"),
+    ({"sample": "random", "n": 1_000_000_000, "fields": ["xsk.tx_size"]},
+     "sample: n=1000000000: must be an int in [1, 100000]"),
+    ([{}] * 100_001, "grid: explicit = 100001 points"),
+])
+def test_huge_grids_are_refused_before_planning(grid, fragment):
+    with pytest.raises(ValueError) as err:
+        sw.plan(None, grid)
+    assert fragment in str(err.value)
+
+
+# --- the cache: validated parts, quarantine (issue #18) -------------------------------------
+
+@pytest.mark.parametrize("damage", ["drop pps_tx", "cpu_pct as text"])
+def test_bad_cache_part_is_quarantined_and_recomputed(tmp_path, damage):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    grid = {"null.napi_budget": [16, 64]}
+    fresh = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False)
+    (part,) = tmp_path.glob("part-*.parquet")
+    table = pq.read_table(part)
+    if damage == "drop pps_tx":
+        table = table.drop_columns(["pps_tx"])
+    else:
+        i = table.column_names.index("cpu_pct")
+        table = table.set_column(i, "cpu_pct", pa.array(["lots"] * table.num_rows))
+    pq.write_table(table, part)
+    with pytest.warns(UserWarning, match=f"sweep cache: {part.name} .*; moved to quarantine/"):
+        again = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False)
+    assert again.attrs["sweep"]["computed"] == 2 and again.attrs["sweep"]["cached"] == 0
+    pd.testing.assert_frame_equal(fresh, again)
+    assert (tmp_path / "quarantine" / part.name).exists() and not part.exists()
+    third = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False)
+    assert third.attrs["sweep"]["cached"] == 2  # the recomputed part is good
+
+
+# --- the CLI: output paths first, estimates, Ctrl-C (issue #18) -----------------------------
+
+def _grid_file(tmp_path, duration=0.002, values=(16, 64), extra=""):
+    path = tmp_path / "grid.yaml"
+    path.write_text(f"base:\n  device: null\n  workload: {{duration_s: {duration}, "
+                    f"warmup_s: 0.0}}\n{extra}grid:\n  null.napi_budget: {list(values)}\n")
+    return path
+
+
+@pytest.mark.parametrize("out", ["file.txt/x.parquet", "dir.parquet"])
+def test_cli_sweep_checks_the_output_before_the_work(tmp_path, capsys, out):
+    (tmp_path / "file.txt").write_text("")
+    (tmp_path / "dir.parquet").mkdir()
+    status = main(["sweep", str(_grid_file(tmp_path)), "--scheduler", "serial", "--out",
+                   str(tmp_path / out), "--cache-dir", str(tmp_path / "cache"),
+                   "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and f"--out {tmp_path / out}" in err, err
+    assert not (tmp_path / "cache").exists()  # nothing ran
+
+
+def test_cli_sweep_and_run_refuse_hours_without_yes(tmp_path, capsys):
+    grid = _grid_file(tmp_path, duration=60, values=range(8, 72, 8),
+                      extra="  mq: {queues: 16, pinning: same-cpu}\n")
+    status = main(["sweep", str(grid), "--scheduler", "serial", "--no-cache",
+                   "--no-progress", "--out", str(tmp_path / "x.parquet")])
+    err = capsys.readouterr().err
+    assert status == 2 and "estimated at 42.7 h of emulation" in err and "--yes" in err, err
+    status = main(["run", "--device", "virtio-net", "--workload", "l2fwd", "--duration", "60",
+                   "--set", "mq.queues=16"])
+    err = capsys.readouterr().err
+    assert status == 2 and "this run is estimated at 5.3 h" in err and "--yes" in err, err
+
+
+def test_ctrl_c_ends_a_sweep_with_one_line_and_a_consistent_cache(tmp_path):
+    import signal
+    import subprocess
+
+    import pyarrow.parquet as pq
+
+    grid = _grid_file(tmp_path, duration=0.05, values=range(8, 264, 8))
+    cache = tmp_path / "cache"
+    proc = subprocess.Popen([sys.executable, "-m", "xskbench", "sweep", str(grid), "--scheduler",
+                             "serial", "--no-progress", "--cache-dir", str(cache), "--out",
+                             str(tmp_path / "x.parquet")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()  # printed after planning, before the first run
+        assert "estimated" in first, first
+        import time
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("xskbench: sweep interrupted: ") and "of 32 configurations" in err
+    assert not (tmp_path / "x.parquet").exists()
+    for part in cache.glob("*"):  # only whole parts, each readable
+        assert part.name.startswith("part-") and pq.read_table(part).num_rows > 0

@@ -241,7 +241,9 @@ def test_plotting_functions(ex):
     cpu = plotting.cpu_figure(res)
     assert [t.name for t in cpu.data] == ["useful work", "idle polls"]
     total = np.add(cpu.data[0].y, cpu.data[1].y)
-    assert np.allclose(total, [res.cpu[lab] for lab in res.labels], atol=1e-6)
+    ran = [lab for lab in res.labels if res.cpu[lab] > 0]  # contexts at 0 % are left out
+    assert np.allclose(total, [res.cpu[lab] for lab in ran], atol=1e-6)
+    assert len(cpu.data[0].x) == len(ran) < len(res.labels)
     prof = plotting.profile_figure(res, top=10)
     expect = res.profile().head(10)
     assert list(prof.data[0].x) == pytest.approx(expect["share"].to_list())
@@ -252,7 +254,7 @@ def test_plotting_functions(ex):
     assert [t.name for t in occ.data] == [c for c in res.occupancy.columns if c != "time_us"]
     assert res.bottleneck in plotting.bottleneck_line(res)
     frame = plotting.figure_frame(cpu)
-    assert len(frame) == 2 * len(res.labels)
+    assert len(frame) == 2 * len(ran)
 
 
 def test_index_links_every_notebook():
@@ -265,3 +267,129 @@ def test_index_links_every_notebook():
     missing = [p.name for p in sorted(nb_dir.glob("*.ipynb"))
                if p.name != "index.ipynb" and f"]({p.name})" not in text]
     assert not missing, f"add a row for {missing} to notebooks/index.ipynb"
+
+
+# --- feedback, compare, save/load (issue #19) ------------------------------------------------
+def test_a_burst_of_changes_runs_once_with_the_last_values(ex):
+    """In a kernel (an event loop runs), changes within DEBOUNCE_S run once: the newest."""
+    import asyncio
+
+    runs = ex.runs
+
+    async def burst():
+        for v in (16, 24, 32):
+            ex.controls["xsk.batch_size"].value = v
+        assert "running…" in ex.status.value  # shown before the run starts
+        assert ex.runs == runs
+        await asyncio.sleep(10 * ex.debounce_s)
+
+    asyncio.run(burst())
+    assert ex.runs == runs + 1 and ex.config.xsk.batch_size == 32
+    assert "xsk-done" in ex.status.value and ex.error == ""
+    ex.controls["xsk.batch_size"].value = 64
+
+
+def test_first_use_status_is_apart_from_the_run():
+    from xskbench import widgets
+
+    widgets._WARM.discard("null")
+    ex2 = Explorer(sweep_key=None)
+    assert "first null run in this kernel" in ex2.status.value
+    ex2.controls["xsk.batch_size"].value = 32
+    assert "first" not in ex2.status.value and "emulated in" in ex2.status.value
+
+
+def test_labels_carry_units(ex):
+    info = {i.path: i for i in _all_fields()}
+    assert ex.controls["xsk.batch_size"].value_widget.description == \
+        f"batch_size ({info['xsk.batch_size'].unit})"
+    assert ex.controls["xsk.need_wakeup"].value_widget.description == "need_wakeup"
+
+
+def test_pin_and_compare(ex):
+    ex.pin()
+    assert ex.pinned is ex.result and "xsk-delta" in ex.compare.value
+    before = ex.compare.value
+    ex.controls["mode"].value = "copy"
+    assert ex.result is not ex.pinned and ex.compare.value != before
+    assert "mode=copy" in ex.compare.value and "Baseline" in ex.compare.value
+    rows = {name: (b, a, d) for name, b, a, d in
+            xskbench.compare.delta_rows(ex.pinned, ex.result)}
+    assert rows["tx pps"][2] == pytest.approx(ex.result.pps["tx"] - ex.pinned.pps["tx"])
+    assert "sys CPU %" in rows  # copy mode's context, absent in zero copy: 0 -> its CPU
+    diff = xskbench.compare.profile_diff(ex.pinned, ex.result)
+    shares = ex.pinned.profile()
+    top = f"{shares['op'][0]} [{shares['context'][0]}]"
+    assert diff[0][0] == top and diff[0][1] == pytest.approx(shares["share"][0])
+    text = ex.write_cover_letter(2)
+    assert "2 seeds each" in text and "mode=copy" in text and "±" in text
+    assert all(len(line) <= 72 for line in text.splitlines())
+    rate = next(line for line in text.splitlines() if line.startswith("rate"))
+    assert rate.endswith("%  Mpps") and rate.count("±") == 2  # mean ± sd twice, the gain
+    ex.unpin()
+    ex.controls["mode"].value = "zerocopy"
+    assert "Pin this run" in ex.compare.value
+
+
+def test_save_load_and_cli_line(ex, tmp_path):
+    import shlex
+
+    ex.set(**{"xsk.batch_size": 32, "workload.rate_pps": 2e6})
+    cfg = ex.config
+    for fmt_ in ("yaml", "json"):
+        path = ex.save(fmt_, tmp_path / "cfg")
+        assert path.suffix == f".{fmt_}" and xskbench.load(path) == cfg
+    ex.set(**{"xsk.batch_size": 64, "workload.rate_pps": None})
+    assert ex.config != cfg
+    assert ex.load(path) and ex.config == cfg and ex.result.config == cfg
+    assert not ex.load(tmp_path / "missing.yaml") and "cannot read" in ex.file_out.value
+    # the "as CLI" line runs the same config
+    line = xskbench.export.cli_line(cfg)
+    assert line in html_unescape(ex.cli.value)
+    args = shlex.split(line)[1:]
+    out = subprocess.run([sys.executable, "-m", "xskbench", *args, "--json"], check=True,
+                         capture_output=True, text=True, timeout=300).stdout
+    import json
+
+    assert json.loads(out)["config"] == cfg.to_dict()
+    ex.set(**{"xsk.batch_size": 64, "workload.rate_pps": None})
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def test_sweep_throughput_vs_cpu_view(ex):
+    ex.sweep_knob.value = "xsk.batch_size"
+    knob_fig = ex.figures["sweep"]
+    assert knob_fig.layout.xaxis.type == "log"  # powers of two: log2, ticked at each point
+    assert list(knob_fig.layout.xaxis.tickvals) == ex.sweep_data[1]
+    assert knob_fig.layout.yaxis2.tickmode == "linear"  # not synced to the left axis
+    ex.sweep_view.value = "cpu"
+    fw = ex.figures["sweep"]
+    assert fw.layout.title.text.startswith("throughput vs CPU across xsk.batch_size")
+    assert fw.layout.yaxis2.overlaying is None  # one pair of axes
+    res = [r for r in ex.sweep_data[2] if not isinstance(r, str)]
+    assert list(fw.data[0].x) == pytest.approx([sum(r.cpu.values()) for r in res])
+    assert list(fw.data[0].text) == [f"batch_size={p}" for p in ex.sweep_data[1]]
+    ex.sweep_view.value = "knob"
+
+
+def test_figures_size_to_the_panel():
+    from xskbench.widgets import MIN_FIG_WIDTH, figure_width
+
+    # 1440 px screen with the file browser open: the output area is ~1100 px: two per row
+    assert 2 * figure_width(1100) + 40 <= 1100 and figure_width(1100) >= MIN_FIG_WIDTH
+    assert figure_width(700) == 670  # one per row
+    assert figure_width(0) == xskbench.widgets.FIG_WIDTH  # not measured yet
+
+
+def test_nine_contexts_stay_legible():
+    cfg = xskbench.RunConfig().replace(**{"workload.duration_s": 0.001,
+                                          "workload.warmup_s": 0.0002, "mq.queues": 4})
+    res = xskbench.run(cfg)
+    fig = plotting.cpu_figure(res)
+    assert len(fig.data[0].x) > 6
+    assert fig.layout.xaxis.tickangle == -35 and fig.layout.xaxis.tickfont.size == 10

@@ -1,9 +1,10 @@
 """xskbench: an emulation workbench for the AF_XDP datapaths of virtual devices."""
 import hashlib
+import importlib
 import os
 from pathlib import Path
 
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def _numba_cache_dir():
@@ -30,7 +31,5 @@ _LAZY = ("widgets", "plotting", "export")
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
-
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

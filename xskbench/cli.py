@@ -1,38 +1,53 @@
 """The ``xskbench`` command line.
 
-Subcommands live in :data:`COMMANDS`; add one with the :func:`command` decorator.  Every
+Subcommands are listed in :data:`COMMANDS`, one table: name -> the module that implements
+it and the names of its two functions there (``add_arguments(parser)``, ``main(args)``),
+imported only when that subcommand runs, so ``xskbench --help`` and ``xskbench fields``
+stay quick and no module registers itself by being imported.  Every
 error - bad option, bad value, bad config file - is one stderr line and exit status 2
 (set ``XSKBENCH_DEBUG=1`` to get the traceback instead).
 """
 
 import argparse
+import importlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from xskbench import estimate
 from xskbench.config import DEVICE_MODES, RunConfig, load
 from xskbench.fields import field_info, fmt, iter_fields
+from xskbench.run import run
 from xskbench.sections import SECTIONS, section_class
 
 
 class Command(NamedTuple):
+    module: str                         # the module implementing the subcommand
     help: str
-    add_args: Callable[[argparse.ArgumentParser], None]
-    handler: Callable[[argparse.Namespace], int | None]  # returns the exit status (None = 0)
+    add_arguments: str = "add_arguments"  # its ``add_arguments(parser)``
+    main: str = "main"                  # its ``main(args)``: the exit status (None = 0)
+
+    def load(self) -> tuple[Callable[[argparse.ArgumentParser], None],
+                            Callable[[argparse.Namespace], int | None]]:
+        module = importlib.import_module(self.module)
+        return getattr(module, self.add_arguments), getattr(module, self.main)
 
 
-#: name -> Command.  Planned: calibrate, reproduce, sweep, measure.
-COMMANDS: dict[str, Command] = {}
-
-
-def command(name: str, help: str, add_args: Callable[[argparse.ArgumentParser], None]):
-    """Decorator registering ``handler(args)`` as ``xskbench <name>``."""
-    def register(handler):
-        COMMANDS[name] = Command(help, add_args, handler)
-        return handler
-    return register
+#: Every subcommand: ``xskbench <name>``.
+COMMANDS: dict[str, Command] = {
+    "run": Command(__name__, "emulate one configuration and report", "_run_args", "_run"),
+    "fields": Command(__name__, "list every config field", "_fields_args", "_fields"),
+    "calibrate": Command("xskbench.calibrate_cli", "fit the op costs to the published rows; "
+                         "write data/costs/*.json", "add_calibrate_arguments", "calibrate_main"),
+    "reproduce": Command("xskbench.calibrate_cli", "every published number beside its "
+                         "emulation", "add_reproduce_arguments", "reproduce_main"),
+    "sweep": Command("xskbench.sweep_cli",
+                     "run a parameter sweep (GRID.yaml) on Dask; write Parquet"),
+    "measure": Command("xskbench.real.cli", "measure the real kernel (root): AF_XDP copy mode "
+                       "or a UDP socket on veth/tap in namespaces xskbench builds"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,6 +94,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--report", choices=("xdpsock", "testpmd", "profile"), default="xdpsock",
                    help="text report style (default xdpsock)")
+    p.add_argument("--yes", action="store_true",
+                   help="run even if the run is estimated to take longer than "
+                        f"{estimate.LIMIT_S / 60:.0f} min")
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -89,11 +107,11 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     return cfg.override(shortcuts + args.assignments)
 
 
-@command("run", "emulate one configuration and report", _run_args)
 def _run(args: argparse.Namespace) -> None:
     cfg = config_from_args(args)
-    from xskbench.run import run  # lazy: compiling the kernels is slow
-
+    line = estimate.gate(estimate.run_seconds(cfg), "this run", args.yes)
+    if line:
+        print(line, file=sys.stderr, flush=True)
     result = run(cfg)
     if args.json:
         print(json.dumps(result.to_json(), sort_keys=True, indent=1))
@@ -107,7 +125,6 @@ def _fields_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--section", help=f"only this section: {', '.join(SECTIONS)}")
 
 
-@command("fields", "list every config field", _fields_args)
 def _fields(args: argparse.Namespace) -> None:
     classes = [section_class(args.section)] if args.section else SECTIONS.values()
     rows = [("FIELD", "TYPE", "DEFAULT", "ALLOWED", "UNIT", "DOC")]
@@ -118,113 +135,38 @@ def _fields(args: argparse.Namespace) -> None:
         print("  ".join([c.ljust(w) for c, w in zip(row, widths, strict=False)] + [row[-1]]))
 
 
-# --- calibrate / reproduce ----------------------------------------------------------------
-
-def _calibrate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--quiet", action="store_true", help="print only errors")
-    p.add_argument("--from-measurements", metavar="FILE",
-                   help="fit a profile for this machine from real runs (the JSON of "
-                        "`xskbench measure --sweep`); prints the fit and its residuals")
-    p.add_argument("--testbed", metavar="NAME",
-                   help="with --from-measurements: the profile's name (default this-machine)")
-    p.add_argument("--cpu-ghz", type=float, metavar="GHZ",
-                   help="with --from-measurements: the measured CPU's clock (default: "
-                        "this machine's if it is the measured CPU model, else 3)")
-    p.add_argument("--write", action="store_true",
-                   help="with --from-measurements: also write data/costs/NAME.json")
-    p.add_argument("--holdout", metavar="SOURCE",
-                   help="fit without one source (a seed: 000, 001, 002, 004, xdp-paper; or a "
-                        "measured grid: measured:NAME) and print the held-out rows' errors; "
-                        "writes nothing")
-
-
-@command("calibrate", "fit the op costs to the published rows; write data/costs/*.json",
-         _calibrate_args)
-def _calibrate(args: argparse.Namespace) -> None:
-    if args.holdout is not None:
-        from xskbench import calibrate
-
-        print(calibrate.render_holdout(calibrate.holdout(args.holdout,
-                                                         verbose=not args.quiet)))
-        return
-    if args.from_measurements is None:
-        given = [o for o, v in (("--testbed", args.testbed), ("--cpu-ghz", args.cpu_ghz),
-                                ("--write", args.write)) if v]
-        if given:
-            raise ValueError(f"{', '.join(given)}: only with --from-measurements")
-        from xskbench.calibrate import calibrate
-
-        calibrate(verbose=not args.quiet)
-        return
-    from xskbench import real_calibrate
-
-    if not os.path.exists(args.from_measurements):
-        raise ValueError(f"--from-measurements {args.from_measurements}: no such file")
-    if args.write:
-        real_calibrate.check_testbed(args.testbed or real_calibrate.TESTBED)
-    fit = real_calibrate.fit(args.from_measurements, cpu_ghz=args.cpu_ghz)
-    if not args.quiet:
-        print(real_calibrate.render(fit))
-    if args.write:
-        real_calibrate.write(fit, args.testbed or real_calibrate.TESTBED,
-                             verbose=not args.quiet)
-
-
-def _reproduce_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
-    p.add_argument("--out", metavar="DIR", help="also write CSV, Markdown and figures here")
-    p.add_argument("--cv", action="store_true",
-                   help="add each row's leave-one-source-out error (fit without its seed or "
-                        "measured grid)")
-    p.add_argument("--sources", metavar="S,S",
-                   help="only these sources' rows (seeds 000, 001, 002, 004, xdp-paper, or "
-                        "measured:NAME); with --cv each is left out of a fit on the others")
-    p.add_argument("--no-bands", action="store_true",
-                   help="skip the runs across assumed knobs' ranges")
-
-
-@command("reproduce", "every published number beside its emulation", _reproduce_args)
-def _reproduce(args: argparse.Namespace) -> int:
-    from xskbench import calibrate, reproduce
-
-    rows = calibrate.calibration_rows()
-    if args.sources:
-        wanted = args.sources.split(",")  # the table, and the calibration set of --cv
-        have = {calibrate.source_of(r) for r in rows}
-        if unknown := [s for s in wanted if s not in have]:
-            raise ValueError(f"--sources {','.join(unknown)}: no such source; have: "
-                             f"{', '.join(sorted(have))}")
-        rows = [r for r in rows if calibrate.source_of(r) in wanted]
-    runner = reproduce.Runner(rows)
-    df = reproduce.reproduce(rows, runner, bands=not args.no_bands)
-    loo, count = reproduce.cross_validate(rows, runner) if args.cv else (None, None)
-    print(reproduce.to_json(df, loo) if args.json else reproduce.render(df, loo, count))
-    if args.out:
-        reproduce.write(df, args.out)
-    return 0 if all(w for w in df.within if w is not None) else 1
-
-
 # --- entry point --------------------------------------------------------------------------
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; only those named in ``load`` (default: all) get their
+    options, which imports their modules."""
     parser = _Parser(prog="xskbench", description="Emulate Linux AF_XDP datapaths.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, cmd in COMMANDS.items():
-        cmd.add_args(sub.add_parser(name, help=cmd.help, description=cmd.help))
+        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        if load is None or name in load:
+            cmd.load()[0](p)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
-        return COMMANDS[args.command].handler(args) or 0
+        # the subcommand is the first word that is not an option: only its module loads
+        name = next((a for a in argv if not a.startswith("-")), None)
+        args = build_parser(load=[name] if name else []).parse_args(argv)
+        return COMMANDS[args.command].load()[1](args) or 0
     except ValueError as err:
         if os.environ.get("XSKBENCH_DEBUG"):
             raise
-        print("xskbench: error: " + " ".join(str(err).split()), file=sys.stderr)
+        print("xskbench: error: " + _one_line(err), file=sys.stderr)
         return 2
 
 
-# Commands defined in their own modules register themselves on import.
-from xskbench import sweep_cli  # noqa: E402,F401 - `xskbench sweep`
-from xskbench.real import cli as _real_cli  # noqa: E402,F401 - `xskbench measure`
+def _one_line(err: Exception) -> str:
+    """The message on one line; a ``name=value`` or quoted word is cut to 80 characters
+    (any other word, e.g. a path, to 240)."""
+    def cut(word: str) -> str:
+        limit = 80 if "=" in word or word[:1] in "'\"" else 240
+        return word if len(word) <= limit else word[:limit - 3] + "..."
+    return " ".join(cut(w) for w in str(err).split())

@@ -10,9 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from xskbench import queues
+from xskbench import loading, queues
 from xskbench.devices import DEVICES
 from xskbench.devices import get as get_device
 from xskbench.fields import coerce, field_info, fmt
@@ -66,10 +64,7 @@ class _RunConfigMethods:
     """Behaviour of RunConfig; the fields are added by ``make_dataclass`` below."""
 
     def __post_init__(self) -> None:
-        modes = get_device(self.device).modes
-        if self.mode not in modes:
-            raise ValueError(f"mode={self.mode!r}: device {self.device!r} supports "
-                             f"{_listing(modes)}")
+        get_device(self.device).check_mode(self.mode)  # before the sections: names first
         for name, cls in SECTIONS.items():
             if not isinstance(getattr(self, name), cls):
                 raise ValueError(f"{name}={getattr(self, name)!r}: must be a {cls.__name__}")
@@ -180,25 +175,30 @@ override = RunConfig.override
 
 
 def load(path: str | Path) -> "RunConfig":
-    """Read a .json or .yaml/.yml config (partial configs take defaults)."""
+    """Read a .json or .yaml/.yml config (partial configs take defaults), within the limits
+    of :mod:`xskbench.loading`; the JSON that :mod:`xskbench.export` writes loads too."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".yaml", ".yml"):
-        raise ValueError(f"{path}: unknown config format {suffix!r}; use .json, .yaml or .yml")
+    json_file = loading.is_json(path)
+    data = loading.load_document(path)
+    if isinstance(data, dict) and "xskbench_version" in data and "config" in data:
+        data = data["config"]  # the JSON that xskbench.export writes beside a figure
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ValueError(f"cannot read {path}: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    is_json = suffix == ".json"
-    try:
-        data = json.loads(text) if is_json else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as err:
-        kind = "JSON" if is_json else "YAML"
-        raise ValueError(f"{path}: malformed {kind}: {_one_line(err)}") from None
-    try:
+        if isinstance(data, dict):
+            _check_scalar_fields(data)
         # An empty YAML file means "all defaults".
-        return RunConfig.from_dict({} if data is None else data, parse_strings=not is_json)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
+        return RunConfig.from_dict({} if data is None else data, parse_strings=not json_file)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{path}: {loading.one_line(err)}") from None
+
+
+def _check_scalar_fields(data: dict) -> None:
+    """A list or mapping where one value belongs (``device: [..]``, ``xsk: {tx_size: {..}}``)
+    is named here, briefly, before the config's own checks would repr all of it."""
+    for key, value in data.items():
+        values = value.items() if key in SECTIONS and isinstance(value, dict) else \
+            [(None, value)] if key in ("device", "mode") else []
+        for name, v in values:
+            if isinstance(v, list | dict):
+                where = f"{key}.{name}" if name is not None else key
+                raise ValueError(f"{where}={loading.quote(v)}: a {type(v).__name__}; allowed: "
+                                 "one value (see `xskbench fields`)")

@@ -4,11 +4,13 @@ A profile (``data/costs/<testbed>.json``) is written only by :mod:`xskbench.cali
 records the frequency, each op's costs with where they come from, the rows it was fitted to
 and a hash of the fit inputs, so an edit by hand is detected.
 """
+import csv
 import hashlib
 import json
 from dataclasses import dataclass
 
 import numpy as np
+import yaml
 
 from . import ops
 from .kernels.layout import MC
@@ -41,8 +43,6 @@ def read_priors(path=PRIORS, bench_path=BENCH):
     machine, ``*factor`` optional) replaces the estimate when data/measurements/microbench.json
     has it: a ``bytes_per_cycle`` gives the per-byte cost 1/value, anything else cycles per
     call; that part is then measured (the fit holds it as firmly as a row)."""
-    import csv
-
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["op"] and not r["op"].startswith("#")]
     unknown = sorted({r["op"] for r in rows} - set(ops.NAMES))
@@ -83,8 +83,6 @@ def inputs_hash(doc):
 
 def reference_testbed(device):
     """The testbed a device's runs use when the config names none (data/testbeds.yaml)."""
-    import yaml
-
     beds = yaml.safe_load((DATA_DIR / "testbeds.yaml").read_text())
     for name, spec in beds.items():
         if device in spec.get("reference_for", ()):

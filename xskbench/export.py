@@ -17,12 +17,15 @@ A Result exports its CPU figure plus its text; a figure (``go.Figure`` or the Ex
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
 import threading
+import time
 import types
 import warnings
 from collections.abc import Iterable
@@ -42,41 +45,109 @@ WIDTH = 900  # px of the static images; the height is the figure's
 PNG_SCALE = 2
 
 _kaleido_lock = threading.Lock()
-_kaleido_state = {"server": None}  # None = not tried; True = warm server; False = per call
+# None = not tried; True = warm server; a str = why images cannot be made in this process
+_kaleido_state: dict[str, Any] = {"server": None}
+#: How long one image may take before export gives up (a browser that hangs).
+IMAGE_TIMEOUT_S = 120.0
+NO_BROWSER = ("PNG/SVG/PDF export needs Chrome or Chromium for kaleido: {why}; install "
+              "Debian's chromium (apt-get install -y chromium) or set BROWSER_PATH "
+              "(html, csv, json and txt need no browser)")
+
+
+def find_browser() -> str | None:
+    """The browser kaleido would start: ``BROWSER_PATH`` if set, else Debian's chromium on
+    PATH, else what choreographer finds (a Chrome downloaded by ``plotly_get_chrome``,
+    typical install paths); None if there is none."""
+    if "BROWSER_PATH" in os.environ:
+        return os.environ["BROWSER_PATH"]
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    from choreographer.browsers.chromium import Chromium
+
+    return Chromium.find_browser(skip_local=False)
 
 
 def _warm_kaleido() -> None:
     """Start one kaleido browser for the process (0.2-0.3 s per image instead of 3-4 s);
-    if that fails, plotly starts one per image."""
+    raise at once (one line) if there is no browser to start."""
     with _kaleido_lock:
-        if _kaleido_state["server"] is not None:
+        state = _kaleido_state["server"]
+        if isinstance(state, str):
+            raise RuntimeError(state)
+        if state is not None:
             return
-        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-        if chromium and "BROWSER_PATH" not in os.environ:
-            os.environ["BROWSER_PATH"] = chromium
-        try:
-            import kaleido
+        browser = find_browser()
+        if not browser or not os.access(browser, os.X_OK):
+            why = (f"BROWSER_PATH={browser} is not an executable" if browser
+                   else "none found")
+            _kaleido_state["server"] = NO_BROWSER.format(why=why)
+            raise RuntimeError(_kaleido_state["server"])
+        os.environ["BROWSER_PATH"] = browser
+        import kaleido
 
-            kaleido.start_sync_server(silence_warnings=True)
-        except Exception:  # noqa: BLE001 - fall back to a browser per image
-            _kaleido_state["server"] = False
-            return
+        kaleido.start_sync_server(silence_warnings=True)
         _kaleido_state["server"] = True
         atexit.register(_stop_kaleido)
 
 
+def _server_thread() -> threading.Thread | None:
+    from kaleido import _global_server
+
+    return getattr(_global_server, "_thread", None)
+
+
 def _write_image(fig: Any, path: Path, **kw: Any) -> None:
-    """``pio.write_image``, once more if the first attempt fails: on a loaded machine
-    kaleido's page can be asked to render before its scripts have loaded."""
-    try:
-        pio.write_image(fig, path, **kw)
-    except Exception:  # noqa: BLE001 - kaleido raises its own JavascriptError types
-        pio.write_image(fig, path, **kw)
+    """``pio.write_image`` through the warm server, watched: kaleido starts its browser in a
+    thread, and if that fails every later call waits forever, so the call runs in a worker
+    and a dead server (or no answer in IMAGE_TIMEOUT_S) becomes a one-line error.  A first
+    failure is retried once: on a loaded machine kaleido's page can be asked to render
+    before its scripts have loaded."""
+    for attempt in (1, 2):
+        box: dict[str, Any] = {}
+
+        def work(box: dict = box) -> None:
+            try:
+                pio.write_image(fig, path, **kw)
+            except Exception as err:  # noqa: BLE001 - reported below
+                box["error"] = err
+            box["done"] = True
+
+        worker = threading.Thread(target=work, daemon=True, name="xskbench-export")
+        worker.start()
+        server = _server_thread()
+        end = time.monotonic() + IMAGE_TIMEOUT_S
+        while not box.get("done"):
+            worker.join(0.05)
+            if box.get("done"):
+                break
+            if server is not None and not server.is_alive():
+                browser = os.environ.get("BROWSER_PATH", "?")
+                _fail_kaleido(NO_BROWSER.format(
+                    why=f"the browser {browser} closed right after starting"))
+            if time.monotonic() > end:
+                _fail_kaleido(f"kaleido made no image in {IMAGE_TIMEOUT_S:.0f} s "
+                              f"(browser {os.environ.get('BROWSER_PATH', '?')})")
+        if "error" not in box:
+            return
+        if attempt == 2:
+            raise box["error"]
+
+
+def _fail_kaleido(message: str) -> None:
+    """Mark images as impossible in this process (the stuck worker is a daemon thread) and
+    raise ``message``."""
+    with _kaleido_lock:
+        _kaleido_state["server"] = message
+        from kaleido import _global_server
+
+        _global_server._initialized = False  # its thread is dead or stuck: never join it
+    raise RuntimeError(message)
 
 
 def _stop_kaleido() -> None:
     with _kaleido_lock:
-        if _kaleido_state["server"]:
+        if _kaleido_state["server"] is True:
             import kaleido
 
             try:
@@ -110,11 +181,11 @@ def _wrap(lines: Iterable[str], cols: int = COLS) -> list[str]:
     return out
 
 
-def _config_changes(config: dict | None, swept: str = "") -> str:
-    """``device=null mode=zerocopy workload.duration_s=0.002`` (non-default fields only;
-    the ``swept`` key is left out)."""
+def config_changes(config: dict | None, swept: str = "") -> list[str]:
+    """``["device=null", "mode=zerocopy", "workload.duration_s=0.002"]``: device, mode and
+    the fields that differ from the defaults (the ``swept`` key left out)."""
     if not config:
-        return "(config unknown)"
+        return []
     from xskbench.config import RunConfig
     from xskbench.fields import fmt
 
@@ -127,7 +198,24 @@ def _config_changes(config: dict | None, swept: str = "") -> str:
             if (default.get(section, {}).get(name, object()) != value
                     and f"{section}.{name}" != swept):
                 parts.append(f"{section}.{name}={fmt(value)}")
-    return " ".join(parts)
+    return parts
+
+
+def _config_changes(config: dict | None, swept: str = "") -> str:
+    return " ".join(config_changes(config, swept)) or "(config unknown)"
+
+
+def cli_line(cfg: Any) -> str:
+    """The ``xskbench run`` command line that runs ``cfg`` (a RunConfig)."""
+    parts = config_changes(cfg.to_dict())
+    line = f"xskbench run --device {cfg.device} --mode {cfg.mode}"
+    sets = [shlex.quote(p) for p in parts[2:]]
+    return line + (" --set " + " ".join(sets) if sets else "")
+
+
+def config_tag(cfg: Any) -> str:
+    """8 hex digits of the config's JSON: unique, stable names for exported files."""
+    return hashlib.sha256(cfg.to_json().encode()).hexdigest()[:8]
 
 
 def _num(v: Any) -> str:

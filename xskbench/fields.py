@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .loading import MAX_INT, quote
+
 _BOOL_WORDS = {"true": True, "false": False, "yes": True, "no": False,
                "on": True, "off": False, "1": True, "0": False}
 _NONE_WORDS = {"none", "null", "unbounded"}
@@ -98,7 +100,7 @@ class FieldInfo:
         return text + (" or none" if self.optional else "")
 
     def error(self, value: Any) -> ValueError:
-        return ValueError(f"{self.path}={value!r}: must be {self.allowed()}")
+        return ValueError(f"{self.path}={quote(value)}: must be {self.allowed()}")
 
     def check(self, value: Any) -> Any:
         """Return ``value`` normalised to the field's type (numpy ints -> int, int -> float
@@ -111,7 +113,9 @@ class FieldInfo:
             ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
         elif self.base is float:
             ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            ok = ok and math.isfinite(value)
+            # a huge int is out of any float field's range (and would overflow float())
+            ok = ok and (abs(value) < MAX_INT if isinstance(value, numbers.Integral)
+                         else math.isfinite(value))
         else:
             ok = isinstance(value, str)
         if not ok:

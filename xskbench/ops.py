@@ -115,6 +115,16 @@ OPS = (
     ("virtio_rxq_rearm", "DPDK virtio PMD rx refill: mbuf alloc + avail entry"),
     ("virtio_xmit_pkts", "DPDK virtio PMD tx: one packet (header push, 1 descriptor)"),
     ("virtio_xmit_cleanup", "DPDK virtio PMD tx cleanup: one used entry, mbuf free"),
+    # --- paths-b: tun guest PMD, tun zc v1/v2, veth GRO/GSO, the shared LLC ---------------
+    ("tun_peek_len", "tun zc v1: sock->ops->peek_len per packet (tun_get/tun_put, pool_lock)"),
+    ("xsk_ring_publish", "storing a ring index line the other core has read: its RFO"),
+    ("pkt_burst_receive", "guest testpmd rxonly: one loop (rte_eth_rx_burst call)"),
+    ("rte_pktmbuf_free", "guest testpmd rxonly: one mbuf back to the mempool cache"),
+    ("skb_gro_receive", "GRO: one more same-flow UDP skb merged into the held one (frag)"),
+    ("mlx5e_txwqe_build_dsegs", "NIC driver: one data segment (frag DMA map) of a GSO skb"),
+    ("skb_segment", "software GSO: one segment skb of __udp_gso_segment (no NIC USO)"),
+    ("mlx5e_xmit", "NIC driver: xmit + completion of one more skb past the bridge"),
+    ("llc_miss", "packet bytes read from memory instead of the LLC (per byte)"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -224,3 +234,13 @@ VIRTIO_RECV_PKTS = INDEX["virtio_recv_pkts"]
 VIRTIO_RXQ_REARM = INDEX["virtio_rxq_rearm"]
 VIRTIO_XMIT_PKTS = INDEX["virtio_xmit_pkts"]
 VIRTIO_XMIT_CLEANUP = INDEX["virtio_xmit_cleanup"]
+# paths-b
+TUN_PEEK_LEN = INDEX["tun_peek_len"]
+XSK_RING_PUBLISH = INDEX["xsk_ring_publish"]
+PKT_BURST_RECEIVE = INDEX["pkt_burst_receive"]
+RTE_PKTMBUF_FREE = INDEX["rte_pktmbuf_free"]
+SKB_GRO_RECEIVE = INDEX["skb_gro_receive"]
+NIC_DSEG = INDEX["mlx5e_txwqe_build_dsegs"]
+SKB_SEGMENT = INDEX["skb_segment"]
+NIC_XMIT = INDEX["mlx5e_xmit"]
+LLC_MISS = INDEX["llc_miss"]

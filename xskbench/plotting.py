@@ -30,6 +30,7 @@ from xskbench.ops import NAMES as OP_NAMES
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf")
 RING_COLOURS = {"fill": "#2ca02c", "completion": "#9467bd", "rx": "#1f77b4", "tx": "#ff7f0e"}
+IDLE_COLOUR = "#c8c8c8"
 HEIGHT = 380
 #: A figure as plain dicts: (traces, layout without template).
 Spec = tuple[list[dict], dict]
@@ -100,13 +101,15 @@ def bottleneck_line(res: Any) -> str:
 def cpu_spec(res: Any) -> Spec:
     """Bars of CPU % per context, split into useful work and idle polls (shaded), the
     packet rate in the title and the bottleneck context marked."""
-    labels = list(res.labels)
     cpu, idle = res.cpu, res.idle_poll
-    x = [f"{lab}<br>cpu{res.label_cpu[i]}" for i, lab in enumerate(labels)]
+    bneck = res.bottleneck
+    # contexts that never ran (0 %) are left out: they only crowd the axis
+    labels = [lab for lab in res.labels if cpu[lab] > 0 or lab == bneck]
+    cpus = dict(zip(res.labels, res.label_cpu, strict=True))
+    x = [f"{lab}<br>cpu{cpus[lab]}" for lab in labels]
     useful = [max(cpu[lab] - idle[lab], 0.0) for lab in labels]
     idle_y = [idle[lab] for lab in labels]
     colours = [context_colour(res, lab) for lab in labels]
-    bneck = res.bottleneck
     widths = [3 if lab == bneck else 0 for lab in labels]
     top = max([100.0] + [cpu[lab] for lab in labels])
     b = labels.index(bneck)
@@ -115,20 +118,26 @@ def cpu_spec(res: Any) -> Spec:
              marker=dict(color=colours, line=dict(color="black", width=widths)),
              text=[f"{u:.1f}" for u in useful], textposition="inside",
              hovertemplate="%{x}: %{y:.1f} % useful<extra></extra>"),
+        # one grey, hatched colour (not the context's, faded): a legend swatch of its own
+        # and dark labels that stay readable
         dict(type="bar", name="idle polls", x=x, y=idle_y,
-             marker=dict(color=colours, opacity=0.35,
-                         pattern=dict(shape="/", fgcolor="#444", solidity=0.3),
+             marker=dict(color=IDLE_COLOUR, pattern=dict(shape="/", fgcolor="#666",
+                                                         solidity=0.25),
                          line=dict(color="black", width=widths)),
              text=[f"{v:.1f}" if v >= 0.05 else "" for v in idle_y], textposition="inside",
+             insidetextfont=dict(color="#111"),
              hovertemplate="%{x}: %{y:.1f} % in polls that moved nothing<extra></extra>"),
     ]
+    many = len(labels) > 6  # e.g. 9 contexts with 4 queues: slanted, smaller labels
     layout = _layout(
         f"{scenario(res.config)}: {_both_rates(res)}", res.config,
         barmode="stack", bargap=0.35,
         # below the bars: the bottleneck's label may sit where a top legend would be
         legend=dict(orientation="h", x=0, xanchor="left", y=-0.2, yanchor="top",
                     traceorder="normal"),
-        xaxis=dict(type="category"),
+        xaxis=dict(type="category", tickangle=-35 if many else 0,
+                   tickfont=dict(size=10 if many else 12)),
+        uniformtext=dict(minsize=8, mode="hide"),
         yaxis=dict(title=dict(text="CPU % of one core"), range=[0, top * 1.15],
                    ticksuffix=" %"),
         shapes=[dict(type="line", xref="paper", x0=0, x1=1, yref="y", y0=100, y1=100,
@@ -138,7 +147,9 @@ def cpu_spec(res: Any) -> Spec:
                           font=dict(color="#b00"))],
         meta_extra={"pps": res.pps, "bottleneck": bneck},
     )
-    layout["margin"] = dict(_MARGIN, t=50, b=80)
+    layout["margin"] = dict(_MARGIN, t=50, b=110 if many else 80)
+    if many:
+        layout["legend"]["y"] = -0.3
     return data, layout
 
 
@@ -202,16 +213,74 @@ def sweep_spec(key: str, points: Sequence[Any], results: Sequence[Any],
                      hovertemplate="%{text}: %{y:.1f} % CPU<extra></extra>"))
     bad = [f"{x}" for x, e in zip(xs, df["error"], strict=True) if e]
     note = f" (invalid: {', '.join(bad)})" if bad else ""
-    numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for x in xs)
     layout = _layout(
         f"sweep of {key}: {scenario(base)}{note}", base,
         margin=dict(_MARGIN, r=60),
-        xaxis=dict(title=dict(text=key), type=("log" if numeric and _is_geometric(xs)
-                                               else "linear" if numeric else "category")),
+        xaxis=_knob_axis(key, xs),
         yaxis=dict(title=dict(text="packets per second"), rangemode="tozero"),
+        # its own round ticks (0, 20 … 100 %), not ticks synced to the left axis' grid
+        # (20.5 %, 40.9 % …); no grid of its own
         yaxis2=dict(title=dict(text="bottleneck CPU %"), overlaying="y", side="right",
-                    range=[0, 115], ticksuffix=" %", showgrid=False),
+                    range=[0, 115], tickmode="linear", tick0=0, dtick=20, ticksuffix=" %",
+                    showgrid=False),
         meta_extra={"sweep": {"key": key, "points": xs}},
+    )
+    return data, layout
+
+
+def _is_pow2(values: Sequence[Any]) -> bool:
+    return len(values) >= 3 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                    and v & (v - 1) == 0 for v in values)
+
+
+def _knob_axis(key: str, xs: Sequence[Any]) -> dict:
+    """The x axis of a knob: powers of two on a log2 scale, ticked at each point (plotly's
+    log axis would tick 1, 2, 5, 10 …); other wide ranges log, narrow ones linear;
+    anything not numeric as categories."""
+    numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for x in xs)
+    axis: dict[str, Any] = dict(title=dict(text=key))
+    if numeric and _is_pow2(list(xs)):
+        axis.update(type="log", tickvals=list(xs), ticktext=[str(x) for x in xs])
+    else:
+        axis["type"] = ("log" if numeric and _is_geometric(xs) else
+                        "linear" if numeric else "category")
+    return axis
+
+
+def sweep_cpu_spec(key: str, points: Sequence[Any], results: Sequence[Any],
+                   base: Any = None) -> Spec:
+    """Throughput versus CPU across one knob (the Pareto view of a sweep, in the Explorer):
+    total CPU (all contexts, % of one core) on x, the packet rate on y, one point per value
+    of ``key`` labelled with it and joined in knob order; one pair of axes."""
+    ok = [(p, r) for p, r in zip(points, results, strict=True)
+          if r is not None and not isinstance(r, str)]
+    if base is None:
+        if not ok:
+            raise ValueError("sweep_cpu_spec: no point ran; pass base= (the swept config)")
+        base = ok[0][1].config
+    name = key.split(".")[-1]
+    cpu = [float(sum(r.cpu.values())) for _, r in ok]
+    pps = [float(max(r.pps.values())) for _, r in ok]
+    data = [dict(type="scatter", name=f"{key} (labels)", x=cpu, y=pps,
+                 mode="lines+markers+text", text=[f"{name}={p}" for p, _ in ok],
+                 # labels at both ends only (the colour runs along the knob): points
+                 # often crowd together
+                 texttemplate=[("%{text}" if j in (0, len(ok) - 1) else "")
+                               for j in range(len(ok))],
+                 textposition="top center", textfont=dict(size=10),
+                 line=dict(color="#888", width=1), customdata=[r.bottleneck for _, r in ok],
+                 marker=dict(size=9, color=list(range(len(ok))), colorscale="Viridis"),
+                 hovertemplate="%{text}: %{y:,.0f} pps for %{x:.1f} % CPU "
+                               "(bottleneck %{customdata})<extra></extra>")]
+    bad = [f"{p}" for p, r in zip(points, results, strict=True)
+           if r is None or isinstance(r, str)]
+    note = f" (invalid: {', '.join(bad)})" if bad else ""
+    layout = _layout(
+        f"throughput vs CPU across {key}: {scenario(base)}{note}", base, showlegend=False,
+        xaxis=dict(title=dict(text="total CPU (% of one core, all contexts)"),
+                   rangemode="tozero", ticksuffix=" %"),
+        yaxis=dict(title=dict(text="packets per second"), rangemode="tozero"),
+        meta_extra={"sweep": {"key": key, "points": list(points)}},
     )
     return data, layout
 
@@ -255,7 +324,7 @@ def scaling_spec(points: Sequence[Any], results: Sequence[Any], base: Any = None
         f"{scenario(base)}{note}", base, margin=dict(_MARGIN, r=60),
         xaxis=dict(title=dict(text="queue pairs (mq.queues)"), dtick=1),
         yaxis=dict(title=dict(text="packets per second"), rangemode="tozero"),
-        yaxis2=dict(title=dict(text="CPUs used"), overlaying="y", side="right",
+        yaxis2=dict(title=dict(text="CPUs used"), overlaying="y", side="right", tickmode="auto",
                     rangemode="tozero", showgrid=False),
         meta_extra={"sweep": {"key": SCALING_KEY, "points": list(points)}},
     )

@@ -11,9 +11,26 @@ import numpy as np
 import pandas as pd
 
 from .devices import DEVICES
+from .fields import fmt
 from .kernels import layout as L
 
 MAX_CPU = 63
+LINE = 64  # bytes per cache line
+
+
+def packet_bytes(cfg, buffers):
+    """Cache lines of packet data a queue keeps cycling through: every UMEM frame in
+    circulation plus ``buffers`` device-side buffers, each touched for one packet."""
+    lines = -(-cfg.workload.packet_size // LINE)
+    return (cfg.xsk.umem_frames + buffers) * lines * LINE
+
+
+def llc_miss_ppm(cfg, working_set):
+    """Share (per million) of a queue's packet bytes read from memory: a working set larger
+    than the queue's part of the LLC (``testbed.llc_mb``; with N queues, 1/N of it each, see
+    ``queue_configs``) hits it in proportion llc / working set (random replacement)."""
+    llc = cfg.testbed.llc_mb * 2**20
+    return 0 if working_set <= llc else round(1e6 * (1.0 - llc / working_set))
 
 
 def traffic_shares(n, skew):
@@ -51,11 +68,19 @@ def _cpu_plan(cfg):
 def check(cfg):
     """Multi-queue requests that cannot be laid out: named field, value and what is allowed."""
     mq = cfg.mq
-    if mq.skew > 0 and cfg.workload.rate_pps is None:
-        raise ValueError(f"mq.skew={mq.skew:g} needs workload.rate_pps (an offered rate to "
-                         "spread over the queues); allowed: mq.skew=0 without a rate")
     if mq.queues == 1:
-        return
+        return  # one queue carries everything, whatever the skew
+    rate, n = cfg.workload.rate_pps, mq.queues
+    if mq.skew > 0 and rate is None:
+        raise ValueError(f"mq.skew={mq.skew:g} with mq.queues={n} skews an offered rate, but "
+                         "workload.rate_pps is none (every queue runs flat out); allowed: "
+                         "mq.skew=0, or set workload.rate_pps")
+    cold = traffic_shares(n, mq.skew)[-1] * rate if rate is not None else None
+    if cold is not None and cold < 1:  # the generator offers at least 1 pps per queue
+        cold_queues = "queue 1" if n == 2 else f"queues 1..{n - 1}"
+        raise ValueError(f"mq.skew={mq.skew:g} leaves {cold_queues} with {cold:.3g} pps of "
+                         f"workload.rate_pps={fmt(rate)}; allowed: mq.skew <= "
+                         f"{max(0.0, 1 - n / rate):.6g} (at least 1 pps per queue)")
     for f, cpus in _cpu_plan(cfg).items():
         if max(cpus) > MAX_CPU:
             raise ValueError(f"mq.queues={mq.queues} with mq.pinning={mq.pinning!r} puts "
@@ -88,6 +113,8 @@ def queue_configs(cfg):
         wire = dev.wire_field
         if wire:  # the queues' fair shares of a rate they all pass through
             changes[f"{section}.{wire}"] = getattr(getattr(cfg, section), wire) / mq.queues
+        # the queues' working sets compete for one LLC: each keeps an equal part of it
+        changes["testbed.llc_mb"] = cfg.testbed.llc_mb / mq.queues
         if mq.umem == "shared":  # XDP_SHARED_UMEM across queues: the frames split
             changes["xsk.umem_frames"] = cfg.xsk.umem_frames // mq.queues
         # each queue's own config is single-queue (the pool's sockets: see arenas)

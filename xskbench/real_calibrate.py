@@ -38,13 +38,63 @@ _XSK_FIELDS = ("fill_size", "comp_size", "rx_size", "tx_size", "frame_size", "he
                "umem_frames", "need_wakeup", "busy_poll", "busy_budget", "batch_size")
 
 
+MAX_SWEEP_BYTES = 64 << 20  # a stored sweep of a few hundred points is well under 1 MB
+
+# What fit() reads of each point: (path in the point, the type it must have)
+_POINT_SCHEMA = (("result", dict), ("result.config", dict), ("result.config.device", str),
+                 ("result.config.mode", str), ("result.config.workload", dict),
+                 ("result.config.workload.kind", str),
+                 ("result.config.workload.packet_size", int), ("result.config.xsk", dict),
+                 ("result.pps", dict))
+
+
 def load(path):
-    """A stored sweep (the JSON written by ``xskbench measure --sweep``)."""
-    doc = json.loads(Path(path).read_text())
+    """A stored sweep (the JSON written by ``xskbench measure --sweep``); ValueError (one
+    line naming the file and the first bad entry) if it is not one."""
+    from .loading import read_text
+
+    text = read_text(path, max_bytes=MAX_SWEEP_BYTES)
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: malformed JSON: nested too deeply") from None
+    except ValueError as err:
+        raise ValueError(f"{path}: malformed JSON: {' '.join(str(err).split())[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
         raise ValueError(f"{path}: not a measurement sweep (no 'points' list)")
+    for i, point in enumerate(doc["points"]):
+        problem = _point_problem(point)
+        if problem:
+            raise ValueError(f"{path}: points[{i}]: {problem}; not a measurement sweep of "
+                             "`xskbench measure --sweep`")
     doc.setdefault("name", Path(path).stem)
+    if not isinstance(doc["name"], str):
+        raise ValueError(f"{path}: name must be a string")
     return doc
+
+
+def _point_problem(point):
+    """What is missing or of the wrong type in one stored point (None if it is usable)."""
+    if not isinstance(point, dict):
+        return f"a {type(point).__name__}, not a mapping"
+    for where, kind in _POINT_SCHEMA:
+        value = point
+        for key in where.split("."):
+            if not isinstance(value, dict) or key not in value:
+                return f"missing {where}"
+            value = value[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{where} is a {type(value).__name__}, not a {kind.__name__}"
+    for where in ("result.config.real", "result.cpu_per_cpu"):  # optional, but mappings
+        section, _, key = where.rpartition(".")
+        holder = point["result"]["config"] if section == "result.config" else point["result"]
+        if key in holder and not isinstance(holder[key], dict):
+            return f"{where} is a {type(holder[key]).__name__}, not a dict"
+    pps = point["result"]["pps"]
+    if not pps or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                          for v in pps.values()):
+        return "result.pps must map directions to numbers"
+    return None
 
 
 def counterpart(mcfg):

@@ -1,4 +1,6 @@
 """Plain-text reports of a result, at most 72 columns, to paste into a review."""
+import textwrap
+
 from . import faults, stats
 
 
@@ -12,7 +14,7 @@ def xdpsock(res):
              f"({c.workload.packet_size} B, {res.window_s * 1e3:.3g} ms emulated)",
              f" {'':10}{'pps':>16}{'pkts':>16}{'Gbit/s':>12}"]
     for d in ("rx", "tx"):
-        lines.append(f" {d:10}{_n(res.pps[d]):>16}{_n(res.counters[d + '_packets']):>16}"
+        lines.append(f" {d:10}{_n(res.pps[d]):>16}{_n(res.counters[stats.XDPSOCK[d]]):>16}"
                      f"{res.bps[d] / 1e9:>12.3f}")
     for q, qr in enumerate(res.queues):  # xdpsock prints one block per socket
         lines.append(f" sock{q:<6}{_n(qr.pps['rx']):>16} rx{_n(qr.pps['tx']):>14} tx"
@@ -35,6 +37,8 @@ def xdpsock(res):
     for s in shown:
         lines.append(f" {s.name:28}{_n(res.counters[s.name]):>16} {s.unit}")
     lines += faults.lines(res)
+    for w in res.warnings:  # wrapped: the report stays within 72 columns
+        lines += textwrap.wrap(w, 72, initial_indent=" warning: ", subsequent_indent="   ")
     return "\n".join(lines)
 
 
@@ -46,21 +50,23 @@ def profile(res, top=20):
 
 
 def testpmd(res):
-    """testpmd ``show port stats all``: counters over the measured window, then rates."""
-    c, w = res.counters, res.window_s
+    """testpmd ``show port stats all``: counters over the measured window (each field the
+    counter stats.TESTPMD names), then rates."""
+    c = {field: res.counters[name] for field, name in stats.TESTPMD.items()}
+    w = res.window_s
     rule = " " + "#" * 24 + " NIC statistics for port 0 " + "#" * 20
     return "\n".join([
         rule,
-        f" RX-packets: {c['rx_packets']:<12} RX-missed: {c['rx_missed'] + c['rx_ring_full']:<8}"
-        f" RX-bytes: {c['rx_bytes']}",
-        f" RX-errors: {c['rx_dropped']}",
-        f" RX-nombuf: {c['fill_ring_empty_descs']}",
-        f" TX-packets: {c['tx_packets']:<12} TX-errors: {c['tx_errors']:<8}"
-        f" TX-bytes: {c['tx_bytes']}",
+        f" RX-packets: {c['RX-packets']:<12} RX-missed: {c['RX-missed']:<8}"
+        f" RX-bytes: {c['RX-bytes']}",
+        f" RX-errors: {c['RX-errors']}",
+        f" RX-nombuf: {c['RX-nombuf']}",
+        f" TX-packets: {c['TX-packets']:<12} TX-errors: {c['TX-errors']:<8}"
+        f" TX-bytes: {c['TX-bytes']}",
         "",
         " Throughput (since last show)",
-        f" Rx-pps: {round(c['rx_packets'] / w):>12}          Rx-bps: {round(res.bps['rx']):>12}",
-        f" Tx-pps: {round(c['tx_packets'] / w):>12}          Tx-bps: {round(res.bps['tx']):>12}",
+        f" Rx-pps: {round(c['RX-packets'] / w):>12}          Rx-bps: {round(res.bps['rx']):>12}",
+        f" Tx-pps: {round(c['TX-packets'] / w):>12}          Tx-bps: {round(res.bps['tx']):>12}",
         " " + "#" * 71,
     ])
 

@@ -7,9 +7,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import __version__, ops, stats
+from . import ops, stats
+from .books import balance
+from .config_dict import flatten
 from .kernels import layout as L
 from .machine import RING_NAMES
+from .report import render
+from .version import __version__
 
 SATURATED_PCT = 90.0  # useful CPU % at which a context is taken to limit the rate
 
@@ -106,6 +110,23 @@ class Result:
                 for cpu in set(self.label_cpu)}
 
     @property
+    def warnings(self):
+        """Why the numbers may mislead: a run that moved no packet in its window says why."""
+        c = self.counters
+        if c["rx_packets"] + c["tx_packets"]:
+            return []
+        w = self.config.workload
+        window = f"{self.window_s * 1e3:.3g} ms window"
+        if w.rate_pps is not None and w.rate_pps * self.window_s < 1:
+            return [f"no packet in the {window}: workload.rate_pps={w.rate_pps:g} offers "
+                    f"{w.rate_pps * self.window_s:.2g} packets in it; raise the rate or "
+                    "workload.duration_s"]
+        busy = sorted((n for n in stats.NAMES if c[n]), key=lambda n: -c[n])[:3]
+        seen = ", ".join(f"{n}={c[n]}" for n in busy) or "every counter is 0"
+        return [f"no packet in the {window} ({seen}): nothing completed; check ring sizes "
+                "against batch and burst sizes"]
+
+    @property
     def latency_us(self):
         h = self.latency_hist
         n = h.sum()
@@ -138,7 +159,7 @@ class Result:
     # --- tidy output ----------------------------------------------------------------------
     def to_frame(self):
         """One row per context: the run's config columns, its rates and the context's CPU."""
-        cfg = _flat(self.config.to_dict())
+        cfg = flatten(self.config.to_dict())
         pps, cpu = self.pps, self.cpu
         pkts = max(self.counters["rx_packets"] + self.counters["tx_packets"], 1)
         idle = self.idle_poll
@@ -166,7 +187,7 @@ class Result:
             "latency_us": {k: None if v is None else r(v) for k, v in lat.items()},
             "profile": [{k: (r(v) if isinstance(v, float) else v) for k, v in row.items()}
                         for row in self.profile().head(30).to_dict("records")],
-            "invariants": self.invariants,
+            "invariants": self.invariants, "warnings": self.warnings,
             **({"queues": [q.summary() for q in self.queues]} if self.queues else {}),
             **self.extra,
         }
@@ -188,7 +209,6 @@ class Result:
         return self.extra.get("faults")
 
     def report(self, style="xdpsock"):
-        from .report import render
         return render(self, style)
 
 
@@ -197,20 +217,8 @@ def _round(x):
     return float(f"{x:.6g}")
 
 
-def _flat(d, prefix=""):
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     """Read a finished arena into a Result (window = after warm-up) and check the books."""
-    from .books import balance
-
     m, nl, no = mach.m, len(mach.labels), ops.N_OPS
 
     def window(slot, base, n):

@@ -10,15 +10,21 @@ one row per configuration x context (:meth:`Result.to_frame`), plus ``config_has
   uniform random sample inside the fields' metadata bounds (see :func:`sample_points`);
 - ``[{"xsk.batch_size": 16}, {"mode": "copy"}, ...]``: explicit points.
 
+It is the one sweep engine: :func:`points` gives a grid's RunConfigs, :func:`outcomes` a
+runner's results for them in this process, :func:`each` is the loop (equal configs run once,
+Ctrl-C stops it between two), :func:`one_at_a_time` builds sensitivity-style axes, and
+``sweep(..., runner=...)`` runs another runner than the emulator (part of the cache key).
+
 A configuration that cannot be built (an invalid combination) or that fails to run becomes
-rows with ``error`` set; it never aborts the sweep.  Results are cached under
+rows with ``error`` set; it never aborts the sweep.  A grid has at most :data:`MAX_POINTS`
+points.  Results are cached under
 ``~/.cache/xskbench/sweeps/`` (one Parquet part per finished chunk) keyed by a hash of the
 full config JSON, the xskbench version and the cost profile's ``inputs_hash``: a rerun
-computes only what is new and an interrupted sweep resumes where it stopped.
+computes only what is new and an interrupted sweep resumes where it stopped.  A part that
+does not match the result schema is moved to ``quarantine/`` and its configurations rerun.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import json
@@ -26,12 +32,14 @@ import logging
 import math
 import numbers
 import os
+import signal
 import sys
+import threading
 import time
 import types
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,20 +49,25 @@ import pandas as pd
 
 from . import __version__
 from .config import DEVICE_MODES, RunConfig, _one_line
+from .config_dict import apply as _apply
+from .config_dict import field_of, flatten, full, normalise, path_types, paths, plain, unflatten
 from .devices import DEVICES
-from .fields import FieldInfo, field_info, iter_fields
-from .sections import SECTIONS, section_class
+from .fields import FieldInfo, iter_fields
+from .loading import quote
+from .sections import section_class
 
 #: Default cache directory (``XSKBENCH_SWEEP_CACHE`` overrides it).
 DEFAULT_CACHE = Path.home() / ".cache" / "xskbench" / "sweeps"
 
-_SCALARS = ("device", "mode")
 #: The columns :meth:`Result.to_frame` adds after the config, with their types; error rows
 #: carry them empty.
 RESULT_COLUMNS = {"context": "str", "cpu": "int", "cpu_pct": "float", "idle_poll_pct": "float",
                   "cycles_per_pkt": "float", "pps_rx": "float", "pps_tx": "float",
                   "bottleneck": "bool"}
 _CACHE_FLAG = "_cacheable"
+#: The most points a grid may expand to: each is a config dict in memory, planned and hashed
+#: before the first run (a larger study is several sweeps).
+MAX_POINTS = 100_000
 _SENS_SKIP = ("workload.duration_s", "workload.warmup_s", "workload.seed")
 
 
@@ -62,17 +75,6 @@ _SENS_SKIP = ("workload.duration_s", "workload.warmup_s", "workload.seed")
 
 def _all_modes() -> tuple[str, ...]:
     return tuple(dict.fromkeys(m for modes in DEVICE_MODES.values() for m in modes))
-
-
-def field_of(path: str) -> FieldInfo | None:
-    """The FieldInfo of ``"section.name"`` (None for ``device`` / ``mode``); ValueError if
-    the path names no field."""
-    if path in _SCALARS:
-        return None
-    section, dot, name = path.partition(".")
-    if not dot:
-        raise ValueError(f"unknown field {path!r}: expected SECTION.FIELD, device or mode")
-    return field_info(section_class(section), name)
 
 
 def _choices(path: str, info: FieldInfo | None) -> tuple | None:
@@ -83,88 +85,15 @@ def _choices(path: str, info: FieldInfo | None) -> tuple | None:
     return info.choices
 
 
-def _config_columns() -> list[str]:
-    return list(_SCALARS) + [f"{name}.{f.name}" for name, cls in SECTIONS.items()
-                             for f in iter_fields(cls)]
-
-
 def _column_types() -> dict[str, str]:
-    types = {"device": "str", "mode": "str"}
-    for name, cls in SECTIONS.items():
-        for f in iter_fields(cls):
-            types[f"{name}.{f.name}"] = f.base.__name__
-    return types | RESULT_COLUMNS | {"config_hash": "str", "error": "str", _CACHE_FLAG: "bool"}
+    return path_types() | RESULT_COLUMNS | {"config_hash": "str", "error": "str",
+                                            _CACHE_FLAG: "bool"}
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars -> Python scalars (lists and dicts pass through)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _normalise(path: str, value: Any) -> Any:
-    """A grid value as the config would hold it: YAML strings parsed ("1e9", "none"),
-    numpy scalars unwrapped, ints of float fields made floats.  Invalid values are returned
-    unchanged: building the config then reports them (as an error row)."""
-    value = _plain(value)
-    info = field_of(path)
-    if info is None:
-        # YAML reads an unquoted `device: null` as None; no device is called None.
-        return "null" if path == "device" and value is None else value
-    try:
-        if isinstance(value, str) and info.base is not str:
-            return info.parse(value)
-        return info.check(value)
-    except ValueError:
-        return value
-
-
-# --- base and grid --------------------------------------------------------------------------
-
-def _base_dict(base: Any) -> dict[str, Any]:
-    """The base as a full nested config dict (values not validated as a combination)."""
-    full = RunConfig().to_dict()
-    if base is None:
-        return full
-    if isinstance(base, RunConfig):
-        return base.to_dict()
-    if isinstance(base, str | os.PathLike):
-        from .config import load
-        return load(base).to_dict()
-    if not isinstance(base, Mapping):
-        raise ValueError(f"base must be a RunConfig, a (partial) config dict or a path, "
-                         f"not {type(base).__name__}")
-    return _apply(full, _flatten_partial(base))
-
-
-def _flatten_partial(data: Mapping) -> dict[str, Any]:
-    out = {}
-    for key, value in data.items():
-        if key in _SCALARS:
-            out[key] = value
-        elif key in SECTIONS:
-            if value is None:
-                continue
-            if not isinstance(value, Mapping):
-                raise ValueError(f"base: {key} must be a mapping, not {type(value).__name__}")
-            for name, v in value.items():
-                out[f"{key}.{name}"] = v
-        else:
-            allowed = ", ".join(map(repr, _SCALARS + tuple(SECTIONS)))
-            raise ValueError(f"base: unknown key {key!r}; allowed: {allowed}")
-    return out
-
-
-def _apply(nested: dict, changes: Mapping[str, Any]) -> dict:
-    out = copy.deepcopy(nested)
-    for path, value in changes.items():
-        field_of(path)  # unknown paths -> ValueError
-        value = _normalise(path, value)
-        section, dot, name = path.partition(".")
-        if dot:
-            out[section][name] = value
-        else:
-            out[path] = value
-    return out
+def _check_size(n: int, how: str) -> None:
+    if n > MAX_POINTS:
+        raise ValueError(f"grid: {how} = {n} points; allowed: at most {MAX_POINTS} per sweep "
+                         "(split it, or sample it: sample: lhs, n: ...)")
 
 
 def expand(grid: Any) -> list[dict[str, Any]]:
@@ -179,12 +108,15 @@ def expand(grid: Any) -> list[dict[str, Any]]:
             field_of(path)
             if isinstance(values, str) or not isinstance(values, Iterable):
                 values = [values]
-            values = list(values)
+            values = list(itertools.islice(values, MAX_POINTS + 1))
             if not values:
                 raise ValueError(f"grid: {path} has no values")
             axes[path] = values
+        _check_size(math.prod(len(v) for v in axes.values()),
+                    " x ".join(str(len(v)) for v in axes.values()))
         return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
     if isinstance(grid, list | tuple):
+        _check_size(len(grid), "explicit")
         points = []
         for i, point in enumerate(grid):
             if not isinstance(point, Mapping):
@@ -236,7 +168,7 @@ def _domain(path: str, spec: Any) -> _Domain:
     if "choices" in spec:
         if not isinstance(spec["choices"], list | tuple):
             raise ValueError(f"sample: {path}: choices must be a list")
-        values = [_normalise(path, v) for v in spec["choices"]]
+        values = [normalise(path, v) for v in spec["choices"]]
         if not values:
             raise ValueError(f"sample: {path}: empty choices")
         return _Domain(path, "choices", tuple(values))
@@ -249,7 +181,7 @@ def _domain(path: str, spec: Any) -> _Domain:
     hi = spec.get("hi", info.hi)
     if lo is None or hi is None:
         raise ValueError(f"sample: {path} has no bounds in its metadata: give lo and hi")
-    lo, hi = float(_normalise(path, lo)), float(_normalise(path, hi))
+    lo, hi = float(normalise(path, lo)), float(normalise(path, hi))
     if lo > hi:
         raise ValueError(f"sample: {path}: lo={lo:g} > hi={hi:g}")
     if info.pow2:
@@ -289,15 +221,15 @@ def sample_points(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     method = spec.get("sample")
     if method not in ("random", "lhs"):
         raise ValueError(f"sample: {method!r}: must be 'random' or 'lhs'")
-    n = _plain(spec.get("n"))
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"sample: n={n!r}: must be a positive int")
+    n = plain(spec.get("n"))
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_POINTS:
+        raise ValueError(f"sample: n={quote(n)}: must be an int in [1, {MAX_POINTS}]")
     fields = spec.get("fields")
     if isinstance(fields, list | tuple):
         fields = dict.fromkeys(fields)
     if not isinstance(fields, Mapping) or not fields:
         raise ValueError("sample: fields must be a non-empty list of field paths or a mapping")
-    seed = _plain(spec.get("seed", 0))
+    seed = plain(spec.get("seed", 0))
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"sample: seed={seed!r}: must be a non-negative int")
     domains = [_domain(path, sub) for path, sub in fields.items()]
@@ -343,14 +275,17 @@ def _profile_hash(cfg: RunConfig | None, nested: Mapping, memo: dict) -> str:
     return memo[key]
 
 
-def config_hash(config: Mapping, profile_hash: str) -> str:
-    """Cache key: the full config JSON + the xskbench version + the profile's inputs hash."""
-    body = json.dumps({"config": config, "version": __version__, "costs": profile_hash},
-                      sort_keys=True, default=repr)
+def config_hash(config: Mapping, profile_hash: str, runner: str = "") -> str:
+    """Cache key: the full config JSON + the xskbench version + the profile's inputs hash
+    (+ the runner's name, for another runner than the emulator)."""
+    key = {"config": config, "version": __version__, "costs": profile_hash}
+    if runner:
+        key["runner"] = runner
+    body = json.dumps(key, sort_keys=True, default=repr)
     return hashlib.sha256(body.encode()).hexdigest()[:24]
 
 
-def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
+def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict, runner: str = "") -> Task:
     nested = _apply(base_nested, changes)
     cfg = None
     try:
@@ -359,18 +294,19 @@ def _task(base_nested: dict, changes: Mapping[str, Any], memo: dict) -> Task:
     except (ValueError, TypeError) as err:  # TypeError: e.g. a list where a scalar belongs
         error = _one_line(err)
     profile = _profile_hash(cfg, nested, memo)
-    return Task(-1, nested, config_hash(nested, profile), error, str(nested.get("device")),
-                profile)
+    return Task(-1, nested, config_hash(nested, profile, runner), error,
+                str(nested.get("device")), profile)
 
 
-def plan(base: Any, grid: Any) -> list[Task]:
-    """The sweep's configurations, deduplicated, in grid order."""
-    base_nested = _base_dict(base)
+def plan(base: Any, grid: Any, runner: str = "") -> list[Task]:
+    """The sweep's configurations, deduplicated, in grid order (``runner``: the name of
+    another runner than the emulator, part of the cache key)."""
+    base_nested = full(base)
     memo: dict = {}
     tasks: list[Task] = []
     seen = set()
     for changes in expand(grid):
-        task = _task(base_nested, changes, memo)
+        task = _task(base_nested, changes, memo, runner)
         if task.config_hash in seen:
             continue
         seen.add(task.config_hash)
@@ -381,23 +317,13 @@ def plan(base: Any, grid: Any) -> list[Task]:
 
 # --- rows and tables --------------------------------------------------------------------------
 
-def _flat(d: Mapping, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, Mapping):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 _PY_TYPES = {"bool": (bool,), "int": (numbers.Integral,), "float": (numbers.Real,),
              "str": (str,)}
 
 
 def _cell(kind: str | None, value: Any) -> Any:
     """An error row's value, or None if it cannot live in the column's type."""
-    value = _plain(value)
+    value = plain(value)
     if value is None or kind is None:
         return value
     if kind != "bool" and isinstance(value, bool):
@@ -409,10 +335,10 @@ def _cell(kind: str | None, value: Any) -> Any:
 
 def _error_table(tasks: Iterable[Task], errors: Iterable[str], cacheable: bool):
     types = _column_types()
-    cols = _config_columns()
+    cols = paths()
     rows = []
     for task, err in zip(tasks, errors, strict=True):
-        flat = _flat(task.config)
+        flat = flatten(task.config)
         row = {c: _cell(types.get(c), flat.get(c)) for c in cols}
         row.update(dict.fromkeys(RESULT_COLUMNS))
         row.update({"config_hash": task.config_hash, "error": err, _CACHE_FLAG: cacheable})
@@ -450,10 +376,15 @@ def _canonical(table):
     return table.replace_schema_metadata(None)
 
 
-def _run_chunk(items: list[tuple[dict, str]]):
-    """Worker side: run a chunk of valid configs -> one Arrow table (rows + error rows)."""
-    from .run import run
+def _emulator():
+    from .run import run  # looked up at call time (tests replace it)
 
+    return run
+
+
+def _run_chunk(items: list[tuple[dict, str]], runner=None):
+    """Worker side: run a chunk of valid configs -> one Arrow table (rows + error rows)."""
+    run = runner or _emulator()
     frames, failed, failed_errors = [], [], []
     for config, h in items:
         try:
@@ -506,8 +437,15 @@ def _cache_dir(cache: Any) -> Path | None:
     return Path(cache)
 
 
+QUARANTINE = "quarantine"  # the cache's subdirectory for parts that fail validation
+
+
 def _read_cache(directory: Path, wanted: set[str]) -> tuple[list, set[str]]:
-    """Tables of the cached rows whose config_hash is in ``wanted`` (first part wins)."""
+    """Tables of the cached rows whose config_hash is in ``wanted`` (first part wins).
+
+    A part that cannot be read or does not match the result schema (a missing column, a
+    column of the wrong type) is moved to ``quarantine/`` with a warning; its configurations
+    are then computed again."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -525,15 +463,46 @@ def _read_cache(directory: Path, wanted: set[str]) -> tuple[list, set[str]]:
             hit = hashes & todo
             if not hit:
                 continue
-            table = pq.read_table(path)
-        except Exception as err:  # noqa: BLE001 - a broken part is skipped, not fatal
-            warnings.warn(f"sweep cache: skipping unreadable {path.name}: {_one_line(err)}",
-                          stacklevel=3)
+            table = _canonical(pq.read_table(path))
+            problem = _schema_problem(table)
+        except Exception as err:  # noqa: BLE001 - a broken part is set aside, not fatal
+            problem = f"unreadable: {_one_line(err)[:200]}"
+        if problem:
+            _quarantine(directory, path, problem)
             continue
         mask = pc.is_in(table.column("config_hash"), value_set=pa.array(sorted(hit)))
-        tables.append(_canonical(table.filter(mask)))
+        tables.append(table.filter(mask))
         found |= hit
     return tables, found
+
+
+def _schema_problem(table) -> str | None:
+    """How a cached table departs from the result schema (None if it matches)."""
+    import pyarrow as pa
+
+    names = set(table.column_names)
+    types = _column_types()
+    missing = [c for c in types if c != _CACHE_FLAG and c not in names]
+    if missing:
+        return f"missing columns {', '.join(missing[:5])}" + (" ..." if len(missing) > 5 else "")
+    for name, kind in types.items():
+        if name in names:
+            have = table.schema.field(name).type
+            if have != pa.type_for_alias(_ARROW[kind]) and not pa.types.is_null(have):
+                return f"column {name} is {have}, not {_ARROW[kind]}"
+    return None
+
+
+def _quarantine(directory: Path, path: Path, problem: str) -> None:
+    target = directory / QUARANTINE / path.name
+    try:
+        target.parent.mkdir(exist_ok=True)
+        os.replace(path, target)
+        where = f"moved to {QUARANTINE}/"
+    except OSError as err:
+        where = f"left in place ({err.strerror})"
+    warnings.warn(f"sweep cache: {path.name} {problem}; {where}, its configurations are "
+                  "computed again", stacklevel=4)
 
 
 def _write_part(directory: Path, table) -> None:
@@ -587,12 +556,47 @@ def _warm(configs: list[dict]) -> dict:
     return {"version": __version__, "profiles": profiles}
 
 
-def _serial(items, chunk_size, on_chunk):
+class _StopFlag:
+    """Ctrl-C (SIGINT) during a sweep sets ``stop``: the sweep ends between two
+    configurations, after caching what is done.  A second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self._old: Any = None
+
+    def __enter__(self) -> _StopFlag:
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.stop = True
+        signal.signal(signal.SIGINT, self._old)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def _serial(items, chunk_size, on_chunk, runner, flag):
+    """One configuration at a time (so that Ctrl-C stops between two), cached per chunk."""
     for chunk in _chunks(items, chunk_size):
-        on_chunk(chunk, _run_chunk(chunk))
+        done, tables = [], []
+        try:
+            for item in chunk:
+                if flag.stop:
+                    break
+                tables.append(_run_chunk([item], runner))
+                done.append(item)
+        finally:  # what is done is cached, even when interrupted
+            if done:
+                on_chunk(done, _concat(tables))
+        if flag.stop:
+            raise KeyboardInterrupt
 
 
-def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status):
+def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status, runner,
+          flag):
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
@@ -626,7 +630,7 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
         status("sweep")
         size = chunk_size or max(1, min(64, math.ceil(len(items) / (4 * slots))))
         chunks = _chunks(items, size)
-        futures = {client.submit(_run_chunk, chunk, pure=False,
+        futures = {client.submit(_run_chunk, chunk, runner, pure=False,
                                  key=f"xskbench-sweep-{i}-{uuid.uuid4().hex[:8]}"): chunk
                    for i, chunk in enumerate(chunks)}
         for fut in as_completed(futures):
@@ -638,6 +642,8 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
                 tasks = [Task(-1, c, h, msg, "") for c, h in chunk]
                 table = _error_table(tasks, [msg] * len(tasks), cacheable=False)
             on_chunk(chunk, table)
+            if flag.stop:
+                raise KeyboardInterrupt
     finally:
         if cluster is not None:
             client.close()
@@ -651,7 +657,7 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
 def _assemble(tables, order: dict[str, int]) -> pd.DataFrame:
     table = _concat(tables)
     if table is None:
-        cols = _config_columns() + list(RESULT_COLUMNS) + ["config_hash", "error"]
+        cols = paths() + list(RESULT_COLUMNS) + ["config_hash", "error"]
         return pd.DataFrame(columns=cols)
     if _CACHE_FLAG in table.column_names:
         table = table.drop_columns([_CACHE_FLAG])
@@ -659,15 +665,27 @@ def _assemble(tables, order: dict[str, int]) -> pd.DataFrame:
     key = df["config_hash"].map(order).to_numpy()
     df = df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
     df["error"] = df["error"].astype(object).where(df["error"].notna(), None)
-    config = [c for c in _config_columns() if c in df.columns]
+    config = [c for c in paths() if c in df.columns]
     tail = ["config_hash", "error"]
     rest = [c for c in df.columns if c not in config and c not in tail]
     return df[config + rest + tail]
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep: its message says how much is done (and cached)."""
+
+
+def runner_name(runner: Callable | None) -> str:
+    """The cache-key name of a runner ("" for the emulator)."""
+    if runner is None:
+        return ""
+    return f"{getattr(runner, '__module__', '?')}.{getattr(runner, '__qualname__', repr(runner))}"
+
+
 def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = None,
-          cache: Any = None, progress: bool = True,
-          chunk_size: int | None = None) -> pd.DataFrame:
+          cache: Any = None, progress: bool = True, chunk_size: int | None = None,
+          runner: Callable[[RunConfig], Any] | None = None,
+          gate: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Run every configuration of ``grid`` around ``base``; one row per config x context.
 
     ``base``: a RunConfig, a partial config dict, a config file path or None (defaults).
@@ -676,22 +694,33 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
     (``"tcp://host:8786"``) or a ``distributed.Client``, or ``"serial"`` to run in this
     process.  ``cache``: None for ``~/.cache/xskbench/sweeps`` (``XSKBENCH_SWEEP_CACHE``),
     a directory, or False.  ``progress``: a progress bar (a widget in notebooks).
+    ``runner``: ``runner(cfg)`` returns something with ``to_frame()`` like a Result
+    (default: the emulator, :func:`xskbench.run`); another runner is part of the cache key
+    and must be picklable for Dask.  ``gate``: called with the estimated wall seconds of the
+    work left (see :mod:`xskbench.estimate`) before any of it starts; it may raise.
 
     The frame's ``attrs["sweep"]`` counts the configurations ``computed``, read from the
-    ``cached`` results and failed (``errors``), with timings.
+    ``cached`` results and failed (``errors``), with timings.  Ctrl-C raises
+    :class:`SweepInterrupted` (a KeyboardInterrupt); the chunks finished so far are cached,
+    so a rerun resumes.
     """
     t0 = time.perf_counter()
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers={workers!r}: must be a positive int")
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size={chunk_size!r}: must be a positive int")
-    tasks = plan(base, grid)
+    tasks = plan(base, grid, runner_name(runner))
     order = {t.config_hash: t.point for t in tasks}
     directory = _cache_dir(cache)
     tables, found = _read_cache(directory, set(order)) if directory else ([], set())
     todo = [t for t in tasks if t.config_hash not in found]
     invalid = [t for t in todo if t.error is not None]
     valid = [t for t in todo if t.error is None]
+    if gate is not None:
+        from .estimate import sweep_seconds
+
+        slots = 1 if scheduler is not None else workers or os.cpu_count() or 1
+        gate(sweep_seconds([t.config for t in valid], slots))
     if invalid:  # invalid combinations are a function of the config alone: cacheable
         table = _error_table(invalid, [t.error for t in invalid], cacheable=True)
         if directory:
@@ -703,25 +732,33 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
     bar = tqdm(total=len(tasks), initial=len(tasks) - len(valid), desc="sweep", unit="cfg",
                disable=not progress or not valid, leave=True)
     timings: dict[str, float] = {"startup_s": 0.0}
+    done = [len(tasks) - len(valid)]
 
     def on_chunk(chunk, table):
         if directory:
             _write_part(directory, table)
         tables.append(table)
         bar.update(len(chunk))
+        done[0] += len(chunk)
 
     items = [(t.config, t.config_hash) for t in valid]
     try:
-        if not items:
-            pass
-        elif scheduler == "serial":
-            _serial(items, chunk_size or 16, on_chunk)
-        else:
-            reps = list({(t.config["testbed"].get("profile"), t.device): t
-                         for t in reversed(valid)}.values())
-            bar.set_description("sweep: starting the cluster")
-            _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings,
-                  bar.set_description)
+        with _StopFlag() as flag:
+            if not items:
+                pass
+            elif scheduler == "serial":
+                _serial(items, chunk_size or 16, on_chunk, runner, flag)
+            else:
+                reps = [] if runner is not None else list(
+                    {(t.config["testbed"].get("profile"), t.device): t
+                     for t in reversed(valid)}.values())
+                bar.set_description("sweep: starting the cluster")
+                _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings,
+                      bar.set_description, runner, flag)
+    except KeyboardInterrupt:
+        kept = f"; they are cached in {directory}, a rerun resumes" if directory else ""
+        raise SweepInterrupted(f"sweep interrupted: {done[0]} of {len(tasks)} configurations "
+                               f"done{kept}") from None
     finally:
         bar.close()
     df = _assemble(tables, order)
@@ -733,13 +770,112 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
     return df
 
 
+# --- in-process sweeps: configurations, and a runner's outputs -----------------------------
+
+def points(base: Any, grid: Any) -> list[RunConfig]:
+    """The configurations of ``grid`` around ``base`` (see the module docstring), in grid
+    order, one per grid point (not deduplicated); ValueError naming the first invalid
+    point."""
+    base_nested = full(base)
+    out = []
+    for i, changes in enumerate(expand(grid)):
+        try:
+            out.append(RunConfig.from_dict(_apply(base_nested, changes)))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"grid point {i} {_describe(changes)}: {_one_line(err)}") from None
+    return out
+
+
+def _describe(changes: Mapping[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={quote(v, 40)}" for k, v in changes.items()) + ")"
+
+
+def each(configs: Iterable[Any], runner: Callable[[Any], Any] | None = None, *,
+         errors: tuple[type[BaseException], ...] = (ValueError,),
+         on_result: Callable[[int, Any, Any], None] | None = None) -> list[Any]:
+    """``runner(config)`` for each config, in order: the one loop behind a sweep in this
+    process.  Equal (hashable) configs run once.  A config that raises one of ``errors``
+    gives its one-line message instead of a result.  ``on_result(i, config, result)`` is
+    called after each run (progress).  Ctrl-C raises :class:`SweepInterrupted`.  The
+    default runner is the emulator."""
+    run = runner or _emulator()
+    configs = list(configs)
+    memo: dict[Any, Any] = {}
+    out: list[Any] = []
+    try:
+        for i, cfg in enumerate(configs):
+            try:
+                hash(cfg)
+                key = cfg
+            except TypeError:  # unhashable configs are simply not deduplicated
+                key = None
+            if key is not None and key in memo:
+                res = memo[key]
+            else:
+                try:
+                    res = run(cfg)
+                except errors as err:
+                    res = _one_line(err)
+                if key is not None:
+                    memo[key] = res
+            out.append(res)
+            if on_result is not None:
+                on_result(i, cfg, res)
+    except KeyboardInterrupt:
+        raise SweepInterrupted(f"sweep interrupted: {len(out)} of {len(configs)} "
+                               "configurations done") from None
+    return out
+
+
+def outcomes(base: Any, grid: Any, runner: Callable[[RunConfig], Any] | None = None,
+             **kwargs: Any) -> list[Any]:
+    """``runner(cfg)`` (default: the emulator's Result) at each grid point, in grid order;
+    an invalid point (or a run raising ValueError) gives its one-line message.  ``kwargs``
+    go to :func:`each`."""
+    base_nested = full(base)
+    configs: list[Any] = []
+    for changes in expand(grid):
+        try:
+            configs.append(RunConfig.from_dict(_apply(base_nested, changes)))
+        except (ValueError, TypeError) as err:
+            configs.append(_Invalid(_one_line(err)))
+    inner = runner or _emulator()
+
+    def run(cfg):
+        if isinstance(cfg, _Invalid):
+            return cfg.message
+        return inner(cfg)
+
+    return each(configs, run, **kwargs)
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    message: str
+
+
+def one_at_a_time(base: Any, axes: Mapping[str, Iterable[Any]],
+                  replace: Callable[..., Any] | None = None) -> list[tuple[str, Any, Any]]:
+    """``(axis, value, config)`` for each value of each axis with the other fields at
+    ``base``: a sensitivity-style sweep.  ``replace(base, **{axis: value})`` builds a point
+    (default: ``base.replace``, e.g. RunConfig.replace with field paths; pass
+    ``dataclasses.replace`` for a plain dataclass such as the real runs' MeasureConfig)."""
+    build = replace or (lambda b, **kw: b.replace(**kw))
+    out = []
+    for axis, values in axes.items():
+        for v in values:
+            out.append((axis, v, build(base, **{axis: v})))
+    _check_size(len(out), "one-at-a-time")
+    return out
+
+
 # --- per-configuration summaries and sensitivity ---------------------------------------------
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration: its config columns, ``pps`` (the larger of pps_rx and
     pps_tx: what the workload moves), ``cpu_total`` (% of one CPU, all contexts),
     ``bottleneck`` (its context), ``cpu:<context>`` columns, ``config_hash`` and ``error``."""
-    config = [c for c in _config_columns() if c in df.columns]
+    config = [c for c in paths() if c in df.columns]
     groups = df.groupby("config_hash", sort=False)
     first = groups.first()
     out = first[config].copy()
@@ -760,25 +896,13 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 def varying(df: pd.DataFrame) -> list[str]:
     """The config columns that take more than one value in ``df``."""
-    return [c for c in _config_columns()
+    return [c for c in paths()
             if c in df.columns and df[c].astype(str).nunique(dropna=False) > 1]
 
 
 def row_config(row: Mapping | pd.Series) -> RunConfig:
     """The RunConfig of one (summary or tidy) row; NaN in an optional field reads as None."""
-    nested: dict[str, Any] = {}
-    for col in _config_columns():
-        if col not in row:
-            continue
-        value = _plain(row[col])
-        if isinstance(value, float) and math.isnan(value):
-            value = None
-        section, dot, name = col.partition(".")
-        if dot:
-            nested.setdefault(section, {})[name] = value
-        else:
-            nested[col] = value
-    return RunConfig.from_dict(nested)
+    return RunConfig.from_dict(unflatten(dict(row), nan_is_none=True))
 
 
 def _device_section(device: str) -> str | None:
@@ -850,10 +974,10 @@ def sensitivity(base: Any = None, fields: Iterable[str] | None = None, *, factor
     ``base_value``, ``metric`` (``pps`` or ``cpu:<context>``), ``base``, ``result``,
     ``delta`` (result - base: pps, or percentage points of CPU), ``rel_pct`` (delta in % of
     base) and ``error``.  ``sweep_kwargs`` go to :func:`sweep` (scheduler, cache, ...)."""
-    base_cfg = RunConfig.from_dict(_base_dict(base))  # the base point must be valid
+    base_cfg = RunConfig.from_dict(full(base))  # the base point must be valid
     nested = base_cfg.to_dict()
     fields = list(default_knobs(base_cfg) if fields is None else fields)
-    flat = _flat(base_cfg.to_dict())
+    flat = flatten(base_cfg.to_dict())
     points: list[dict] = [{}]
     meta: list[tuple[str, str, Any, Any]] = []
     for path in fields:
@@ -886,9 +1010,10 @@ def sensitivity(base: Any = None, fields: Iterable[str] | None = None, *, factor
     return out
 
 
-__all__ = ["DEFAULT_CACHE", "SchedulerError", "Task", "config_hash", "default_knobs", "expand",
-           "neighbours", "plan", "row_config", "sample_points", "sensitivity", "summarize",
-           "sweep", "varying"]
+__all__ = ["DEFAULT_CACHE", "MAX_POINTS", "SchedulerError", "SweepInterrupted", "Task",
+           "config_hash", "default_knobs", "each", "expand", "neighbours", "one_at_a_time",
+           "outcomes", "plan", "points", "row_config", "sample_points", "sensitivity",
+           "summarize", "sweep", "varying"]
 
 
 class _CallableModule(types.ModuleType):

@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from xskbench.cli import command
 from xskbench.config import _one_line
+from xskbench.estimate import LIMIT_S, gate
+from xskbench.loading import load_document
+from xskbench.outputs import check_writable, write_atomically
 
 _KEYS = ("base", "grid")
 
@@ -28,14 +28,7 @@ _KEYS = ("base", "grid")
 def load_grid(path: str | Path) -> tuple[dict, Any]:
     """``(base, grid)`` from a GRID.yaml; ValueError (one line, naming the file) if bad."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ValueError(f"cannot read {path}: {err.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ValueError(f"{path}: malformed YAML: {_one_line(err)}") from None
+    data = load_document(path, yaml_default=True)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping with keys base: and grid:")
     unknown = sorted(set(map(str, data)) - set(_KEYS))
@@ -59,7 +52,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _sweep_args(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("grid", metavar="GRID.yaml", help="base: partial config; grid: the sweep")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a running Dask scheduler (tcp://HOST:8786), or 'serial' to run in "
@@ -77,10 +70,12 @@ def _sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--top", type=_positive, default=10, metavar="N",
                    help="print at most N configurations of the Pareto front (default 10)")
+    p.add_argument("--yes", action="store_true",
+                   help="run even if the sweep is estimated to take longer than "
+                        f"{LIMIT_S / 60:.0f} min")
 
 
-@command("sweep", "run a parameter sweep (GRID.yaml) on Dask; write Parquet", _sweep_args)
-def _sweep(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     base, grid = load_grid(args.grid)
     if args.no_cache and args.cache_dir:
         raise ValueError("--no-cache and --cache-dir exclude each other")
@@ -89,19 +84,30 @@ def _sweep(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(Path(args.grid).stem + ".parquet")
     if out.suffix.lower() != ".parquet":
         raise ValueError(f"--out {out}: expected a .parquet file")
-    from xskbench.sweep import SchedulerError, sweep
+    check_writable(out, "--out")  # before the work, not after it
+    from xskbench.sweep import SchedulerError, SweepInterrupted, sweep
     from xskbench.sweep_plots import pareto
+
+    def confirm(seconds: float) -> None:
+        line = gate(seconds, f"this sweep ({args.grid})", args.yes)
+        if line:
+            print(line, file=sys.stderr, flush=True)
 
     try:
         df = sweep(base, grid, scheduler=args.scheduler, workers=args.workers,
                    cache=False if args.no_cache else args.cache_dir,
-                   progress=not args.no_progress)
+                   progress=not args.no_progress, gate=confirm)
     except SchedulerError:
         raise
+    except SweepInterrupted as err:
+        print(f"xskbench: {err}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before any configuration ran
+        print("xskbench: sweep interrupted before it started", file=sys.stderr)
+        return 130
     except ValueError as err:
         raise ValueError(f"{args.grid}: {_one_line(err)}") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_parquet(out, index=False)
+    write_atomically(out, lambda tmp: df.to_parquet(tmp, index=False))
     info = df.attrs["sweep"]
     print(f"{info['points']} configurations: {info['computed']} computed, {info['cached']} "
           f"cached, {info['errors']} failed, in {info['seconds']:.1f} s -> {out}")

@@ -13,12 +13,14 @@ perf-top profile.  The figures themselves come from :mod:`xskbench.plotting`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import functools
 import html
 import json
 import math
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -30,8 +32,10 @@ import plotly.graph_objects as go
 
 import xskbench
 from xskbench import plotting
+from xskbench.compare import changed_keys, cover_letter, delta_rows, profile_diff
 from xskbench.config import DEVICE_MODES, RunConfig
 from xskbench.devices import DEVICES
+from xskbench.export import cli_line, config_tag
 from xskbench.fields import FieldInfo, fmt, iter_fields
 from xskbench.sections import SECTIONS
 
@@ -45,6 +49,13 @@ _NUMERIC = (int, float)
 #: Pixel width of the Explorer's figures: plotly cannot size a widget to its container
 #: reliably (the container may not be in the page yet when it first draws).
 FIG_WIDTH = 560
+MIN_FIG_WIDTH, MAX_FIG_WIDTH = 400, 760
+#: Changes that arrive within this time of each other run once (the last one): a burst of
+#: keystrokes or slider steps does not queue a run each.
+DEBOUNCE_S = 0.015
+TEMPLATES = {False: "plotly_white", True: "plotly_dark"}
+#: Devices whose kernels this process has already run (compiled or loaded from the cache).
+_WARM: set[str] = set()
 
 
 # --- controls from field metadata ---------------------------------------------------------
@@ -125,8 +136,13 @@ def _tooltip(info: FieldInfo) -> str:
     return f"{info.path}{unit}: {info.doc}. Accepts {info.allowed()}; default {fmt(info.default)}."
 
 
+def label(info: FieldInfo) -> str:
+    """A control's label: the field's name and its unit, ``"irq_delay_ns (ns)"``."""
+    return f"{info.name} ({info.unit})" if info.unit else info.name
+
+
 def _value_widget(info: FieldInfo, kind: str, value: Any) -> W.ValueWidget:
-    common = dict(description=info.name, tooltip=_tooltip(info), style=_DESC,
+    common = dict(description=label(info), tooltip=_tooltip(info), style=_DESC,
                   layout=W.Layout(width=_CTRL_WIDTH))
     if kind == "checkbox":
         return W.Checkbox(value=bool(value), indent=True, **common)
@@ -302,13 +318,8 @@ def _changes(old: dict, new: dict) -> dict:
     return out
 
 
-def sync_figure(fw: go.FigureWidget, fig: go.Figure | plotting.Spec) -> None:
-    """Make the persistent widget ``fw`` show ``fig`` (a figure or a plotting spec).
-    Traces are added or removed only if the structure changed; otherwise only the
-    properties that differ from what was sent last are set, all in one ``batch_update``
-    (one message to the browser)."""
-    data, layout = fig if isinstance(fig, tuple) else _spec(fig)
-    old_data, old_layout = getattr(fw, "_xsk_sent", None) or _spec(fw)
+def _restructure(fw: go.FigureWidget, data: list[dict]) -> int:
+    """Add or remove traces where the structure changed; the number of traces kept."""
     k = 0
     while (k < min(len(fw.data), len(data))
            and fw.data[k].type == data[k].get("type", "scatter")):
@@ -317,16 +328,42 @@ def sync_figure(fw: go.FigureWidget, fig: go.Figure | plotting.Spec) -> None:
         fw.data = fw.data[:k]
     if k < len(data):
         fw.add_traces(data[k:])
-    with fw.batch_update():
-        for i in range(k):
-            changed = _changes(old_data[i], data[i])
-            changed.pop("type", None)
-            if changed:
-                fw.data[i].update(changed, overwrite=True)
-        changed = _changes(old_layout, layout)
+    return k
+
+
+def _set_changed(fw: go.FigureWidget, spec: plotting.Spec, old: plotting.Spec, k: int) -> None:
+    data, layout = spec
+    for i in range(k):
+        changed = _changes(old[0][i], data[i])
+        changed.pop("type", None)
         if changed:
-            fw.layout.update(changed, overwrite=True)
-    fw._xsk_sent = (data, layout)
+            fw.data[i].update(changed, overwrite=True)
+    changed = _changes(old[1], layout)
+    if changed:
+        fw.layout.update(changed, overwrite=True)
+    fw._xsk_sent = spec
+
+
+def sync_figures(pairs: Sequence[tuple[go.FigureWidget, go.Figure | plotting.Spec]]) -> None:
+    """Make each persistent widget show its figure (a figure or a plotting spec).  Traces
+    are added or removed only where the structure changed; otherwise only the properties
+    that differ from what was sent last are set, inside one ``batch_update`` per figure,
+    all opened together: the browser gets every figure's change at the same moment."""
+    todo = []
+    for fw, fig in pairs:
+        spec = fig if isinstance(fig, tuple) else _spec(fig)
+        old = getattr(fw, "_xsk_sent", None) or _spec(fw)
+        todo.append((fw, spec, old, _restructure(fw, spec[0])))
+    with contextlib.ExitStack() as stack:
+        for fw, *_ in todo:
+            stack.enter_context(fw.batch_update())
+        for fw, spec, old, k in todo:
+            _set_changed(fw, spec, old, k)
+
+
+def sync_figure(fw: go.FigureWidget, fig: go.Figure | plotting.Spec) -> None:
+    """:func:`sync_figures` of one figure."""
+    sync_figures([(fw, fig)])
 
 
 # --- plotly's widget bundle, loaded once per page --------------------------------------------
@@ -372,8 +409,39 @@ export default () => ({
       globalThis[KEY] = import(url).finally(() => URL.revokeObjectURL(url));
     }
     globalThis[KEY].then(() => { model.set("loaded", true); model.save_changes(); });
+    // JupyterLab's theme: figures follow light/dark
+    const theme = () => {
+      const dark = document.body.dataset.jpThemeLight === "false";
+      if (model.get("dark") !== dark) { model.set("dark", dark); model.save_changes(); }
+    };
+    theme();
+    new MutationObserver(theme).observe(document.body,
+      { attributes: true, attributeFilter: ["data-jp-theme-light"] });
   },
-  render() {},
+  render({ model, el }) {
+    // the width of the notebook's output area: figures size to the panel (found once
+    // the view is in the page)
+    let ro = null, timer = null, wait = null;
+    const report = (host) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const w = Math.round(host.clientWidth);
+        if (w > 0 && Math.abs(w - model.get("width")) > 8) {
+          model.set("width", w); model.save_changes();
+        }
+      }, 150);
+    };
+    const start = () => {
+      if (!el.isConnected) { wait = setTimeout(start, 100); return; }
+      const host = el.closest(".jp-OutputArea-output") || el.closest(".jp-Cell")
+        || el.parentElement;
+      ro = new ResizeObserver(() => report(host));
+      ro.observe(host);
+      report(host);
+    };
+    start();
+    return () => { clearTimeout(wait); clearTimeout(timer); if (ro) ro.disconnect(); };
+  },
 });
 """
 
@@ -391,6 +459,8 @@ def bundle_loader() -> Any:
         # is ready at once
         bundle = traitlets.Unicode().tag(sync=True)
         loaded = traitlets.Bool(False).tag(sync=True)
+        dark = traitlets.Bool(False).tag(sync=True)  # JupyterLab's dark theme is on
+        width = traitlets.Int(0).tag(sync=True)  # px of the notebook's output area
 
     return PlotlyBundle(bundle=_BUNDLE.read_text(), layout=W.Layout(display="none"))
 
@@ -422,18 +492,29 @@ class FigureWidget(go.FigureWidget):
         self.open()
 
 
-def _sized(spec: plotting.Spec) -> plotting.Spec:
+def _sized(spec: plotting.Spec, width: int = FIG_WIDTH) -> plotting.Spec:
     data, layout = spec
-    return data, dict(layout, width=FIG_WIDTH)
+    return data, dict(layout, width=width)
 
 
-def _figure_widget(spec: plotting.Spec | None, title: str = "") -> go.FigureWidget:
+def figure_width(panel_px: int) -> int:
+    """Figure width for an output area ``panel_px`` wide: two per row when they can be at
+    least MIN_FIG_WIDTH (a 2×2 grid on a 1440 px screen with the file browser open), else
+    one filling the row."""
+    if panel_px <= 0:
+        return FIG_WIDTH
+    two = (panel_px - 40) // 2
+    return int(min(two, MAX_FIG_WIDTH) if two >= MIN_FIG_WIDTH
+               else max(panel_px - 30, 320))
+
+
+def _figure_widget(spec: plotting.Spec | None, title: str = "",
+                   template: str = plotting.TEMPLATE) -> go.FigureWidget:
     if spec is None:
         return FigureWidget([], layout=dict(height=plotting.HEIGHT, width=FIG_WIDTH,
-                                            template=plotting.TEMPLATE,
-                                            title=dict(text=title)))
+                                            template=template, title=dict(text=title)))
     # Layout at construction: set afterwards, it is missing at the first render.
-    fig = plotting.figure(spec)
+    fig = plotting.figure(spec, template)
     fw = FigureWidget(fig.data, layout=fig.layout.to_plotly_json())
     fw._xsk_sent = spec
     return fw
@@ -446,28 +527,39 @@ def _pre(text: str) -> str:
 
 # --- the Explorer -------------------------------------------------------------------------
 class Explorer:
-    """Controls for every config field, four live figures, the bottleneck, the report and
-    an export button.  Display it as the last expression of a cell.
+    """Controls for every config field, four live figures, the bottleneck, the report,
+    a pinned run to compare with, save/load of the config and an export button.  Display
+    it as the last expression of a cell.
 
     ``config`` is the starting configuration; by default the null device with a short
     emulated duration (``duration_s``) so that each change redraws in well under a second.
+    Files (exports, saved configs, cover letters) go under ``export_stem``'s folder, which
+    is gitignored, with the config's hash in their names.
     """
 
     VIEWS = ("cpu", "sweep", "occupancy", "profile")
 
     def __init__(self, config: Any = None, *, duration_s: float = DURATION_S,
                  warmup_s: float = WARMUP_S, sweep_key: str | None = "xsk.batch_size",
-                 export_stem: str = "exports/xskbench") -> None:
+                 export_stem: str = "exports/xskbench", debounce_s: float = DEBOUNCE_S) -> None:
         if config is None:
             config = RunConfig().replace(**{"workload.duration_s": duration_s,
                                             "workload.warmup_s": warmup_s})
         self.config = config
         self.result: Any = None
+        self.pinned: Any = None
+        self.cover_text = ""
         self.error: str = ""
         self.last_update_s = math.nan
+        self.runs = 0  # runs done (a change that a later one superseded never runs)
+        self.debounce_s = debounce_s
         self.sweep_data: tuple[str, list, list, Any] | None = None
         self._holding = False
         self._sweep_stale = False
+        self._pending = 0  # the newest change: a scheduled run of an older one is dropped
+        loader = bundle_loader()
+        self.template = TEMPLATES[bool(loader.dark)]
+        self.fig_width = figure_width(loader.width)
 
         # controls
         self.controls: dict[str, Control] = {}
@@ -503,12 +595,17 @@ class Explorer:
         self.status.add_class("xsk-status")
         self.report = W.HTML("")
         self.report.add_class("xsk-report")
+        self.cli = W.HTML("")
+        self.cli.add_class("xsk-cli")
+        self.compare = W.HTML("")
+        self.compare.add_class("xsk-compare")
 
         # first run and the persistent figure widgets
         self.update()
         figs = self._specs() if self.result is not None else {}
         self.figures: dict[str, go.FigureWidget] = {
-            v: _figure_widget(figs.get(v), title=v) for v in self.VIEWS if v != "sweep"}
+            v: _figure_widget(figs.get(v), title=v, template=self.template)
+            for v in self.VIEWS if v != "sweep"}
 
         # sweep
         knobs = [i.path for i in numeric_fields()]
@@ -522,12 +619,57 @@ class Explorer:
                                      layout=W.Layout(width="90px"))
         self.sweep_follow = W.Checkbox(value=False, description="follow changes", indent=False,
                                        layout=W.Layout(width="auto"))
+        self.sweep_view = W.ToggleButtons(
+            options=[("pps vs knob", "knob"), ("pps vs CPU", "cpu")], value="knob",
+            tooltips=["packet rate and the bottleneck's CPU against the knob",
+                      "throughput versus total CPU, one point per knob value"],
+            style={"button_width": "110px"})
+        self.sweep_view.add_class("xsk-sweep-view")
         self.sweep_status = W.HTML("")
-        self.figures["sweep"] = _figure_widget(None, title="sweep")
+        self.figures["sweep"] = _figure_widget(None, title="sweep", template=self.template)
         if sweep_key is not None and self.result is not None:
             self.run_sweep()
         self.sweep_knob.observe(lambda _: self.run_sweep(), names="value")
         self.sweep_button.on_click(lambda _: self.run_sweep())
+        self.sweep_view.observe(lambda _: self._draw_sweep(), names="value")
+
+        # compare
+        self.pin_button = W.Button(description="Pin this run", icon="thumb-tack",
+                                   tooltip="keep this run and compare the next ones with it")
+        self.pin_button.add_class("xsk-pin")
+        self.pin_button.on_click(lambda _: self.pin())
+        self.unpin_button = W.Button(description="Unpin", icon="times",
+                                     layout=W.Layout(width="90px"))
+        self.unpin_button.on_click(lambda _: self.unpin())
+        self.cover_seeds = W.BoundedIntText(value=5, min=2, max=50, description="seeds",
+                                            style={"description_width": "45px"},
+                                            layout=W.Layout(width="120px"))
+        self.cover_button = W.Button(description="Cover letter", icon="envelope",
+                                     tooltip="pinned vs current over N seeds: mean ± sd, gain")
+        self.cover_button.on_click(lambda _: self.write_cover_letter())
+        self.cover_out = W.HTML("")
+        self._draw_compare()
+
+        # save / load
+        self.file_stem = W.Text(value=str(Path(export_stem).parent / "config"),
+                                description="save as", style={"description_width": "55px"},
+                                layout=W.Layout(width="300px"))
+        self.save_yaml = W.Button(description="Save YAML", icon="save",
+                                  layout=W.Layout(width="110px"))
+        self.save_json = W.Button(description="Save JSON", icon="save",
+                                  layout=W.Layout(width="110px"))
+        self.save_yaml.on_click(lambda _: self.save("yaml"))
+        self.save_json.on_click(lambda _: self.save("json"))
+        self.load_path = W.Text(placeholder="a .yaml/.json config or an export's .json",
+                                description="load", style={"description_width": "55px"},
+                                layout=W.Layout(width="380px"))
+        self.load_button = W.Button(description="Load", icon="folder-open",
+                                    layout=W.Layout(width="90px"))
+        self.load_button.on_click(lambda _: self.load(self.load_path.value))
+        self.upload = W.FileUpload(accept=".yaml,.yml,.json", multiple=False,
+                                   description="Upload")
+        self.upload.observe(self._on_upload, names="value")
+        self.file_out = W.HTML("")
 
         # export
         self.export_stem = W.Text(value=export_stem, description="stem", style=_DESC,
@@ -546,7 +688,8 @@ class Explorer:
             else:
                 c.observe(self._on_change)
         self.widget = self._assemble()
-        loader = bundle_loader()
+        loader.observe(self._on_theme, names="dark")
+        loader.observe(self._on_width, names="width")
         if loader.loaded:
             self._show_figures()
         else:
@@ -557,7 +700,7 @@ class Explorer:
         # Each figure sits in a slot that shows a placeholder until the browser has
         # plotly's bundle (see bundle_loader): then the FigureWidget's comm opens.
         self._slots = {name: W.Box([W.HTML("<i style='color:#888'>loading plotly…</i>")],
-                                   layout=W.Layout(width=f"{FIG_WIDTH}px",
+                                   layout=W.Layout(width=f"{self.fig_width}px",
                                                    min_height=f"{plotting.HEIGHT}px"))
                        for name in self.figures}
 
@@ -569,23 +712,34 @@ class Explorer:
         row = dict(flex_flow="row wrap", width="100%")
         sweep = W.VBox([W.HBox([self.sweep_knob, self.sweep_button, self.sweep_follow],
                                layout=W.Layout(flex_flow="row wrap")),
-                        self.sweep_status, self._slots["sweep"]])
+                        self.sweep_view, self.sweep_status, self._slots["sweep"]])
+        compare = W.VBox([
+            W.HBox([self.pin_button, self.unpin_button, self.cover_seeds, self.cover_button],
+                   layout=W.Layout(flex_flow="row wrap")),
+            self.compare, self.cover_out])
+        files = W.VBox([
+            W.HBox([self.file_stem, self.save_yaml, self.save_json],
+                   layout=W.Layout(flex_flow="row wrap")),
+            W.HBox([self.load_path, self.load_button, self.upload],
+                   layout=W.Layout(flex_flow="row wrap")),
+            self.file_out,
+        ])
         more = W.Accordion(children=[
-            self.report,
+            self.report, files,
             W.VBox([W.HBox([self.export_stem, self.export_view, self.export_button]),
                     self.export_out]),
-        ], titles=("report (xdpsock style)", "export"))
+        ], titles=("report (xdpsock style)", "save / load the config", "export"))
         more.selected_index = 0
         head = W.HBox([self.controls["device"].widget, self.controls["mode"].widget,
-                       self.status])
+                       self.status], layout=W.Layout(flex_flow="row wrap"))
         ui = W.VBox([
             W.HTML("<b>xskbench Explorer</b>: every change re-runs the emulation"),
-            head, self.sections, self.message, self.bottleneck,
+            head, self.sections, self.message, self.bottleneck, self.cli,
             W.HBox([cell(self._slots["cpu"], "cpu"), cell(self._slots["profile"], "profile")],
                    layout=W.Layout(**row)),
             W.HBox([cell(self._slots["occupancy"], "occupancy"), cell(sweep, "sweep")],
                    layout=W.Layout(**row)),
-            more, bundle_loader(),
+            compare, more, bundle_loader(),
         ])
         ui.add_class("xsk-explorer")
         return ui
@@ -600,6 +754,24 @@ class Explorer:
             fw.show()
             if self._slots[name].children != (fw,):
                 self._slots[name].children = (fw,)
+
+    def _on_theme(self, change: dict) -> None:
+        """JupyterLab switched light/dark: the figures follow."""
+        self.template = TEMPLATES[bool(change["new"])]
+        for fw in self.figures.values():
+            fw.update_layout(template=self.template)
+
+    def _on_width(self, change: dict) -> None:
+        """The notebook panel was resized: the figures follow (two per row if they fit)."""
+        width = figure_width(change["new"])
+        if width == self.fig_width:
+            return
+        self.fig_width = width
+        for slot in self._slots.values():
+            slot.layout.width = f"{width}px"
+        pairs = [(fw, _sized(fw._xsk_sent, width)) for fw in self.figures.values()
+                 if getattr(fw, "_xsk_sent", None)]
+        sync_figures(pairs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
@@ -631,6 +803,14 @@ class Explorer:
                 else:
                     self.controls[key].value = value
 
+    def apply(self, cfg: Any) -> None:
+        """Show (and run) a whole RunConfig on the controls."""
+        changes: dict[str, Any] = {"device": cfg.device, "mode": cfg.mode}
+        for name, cls in SECTIONS.items():
+            section = getattr(cfg, name)
+            changes.update({i.path: getattr(section, i.name) for i in iter_fields(cls)})
+        self.set(**changes)
+
     def _set_device(self, device: str) -> None:
         ctrl_dev, ctrl_mode = self.controls["device"], self.controls["mode"]
         with self._quiet():
@@ -655,17 +835,43 @@ class Explorer:
     def _on_device(self, change: dict) -> None:
         if self._holding:
             return
-        with self.hold():
+        with self._quiet():
             self._set_device(change["new"])
+        self.request()
 
     def _on_change(self, _change: dict) -> None:
         if not self._holding:
-            self.update()
+            self.request()
 
     # --- running and drawing ------------------------------------------------------------
+    def request(self) -> None:
+        """A control changed: run the controls' config.  In a kernel (an event loop is
+        running) the run starts DEBOUNCE_S later, and only if no newer change came in
+        meanwhile - a burst of changes runs once, with the last values; elsewhere (tests,
+        scripts) it runs at once."""
+        self._pending += 1
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or self.debounce_s <= 0:
+            self.update()
+            return
+        self._show_state(self.controls["device"].value)
+        loop.call_later(self.debounce_s, self._run_if_newest, self._pending)
+
+    def _run_if_newest(self, generation: int) -> None:
+        if generation == self._pending:
+            self.update()
+
+    def _show_state(self, device: str) -> None:
+        text = ("compiling kernels (first use)…" if device not in _WARM else "running…")
+        self.status.value = f"<span class='xsk-busy' style='color:#b60'>{text}</span>"
+
     def _specs(self) -> dict[str, plotting.Spec]:
         """The single-result views as plotting specs (plain dicts: no plotly validation)."""
-        return {name: _sized(build(self.result)) for name, build in plotting.SPECS.items()}
+        return {name: _sized(build(self.result), self.fig_width)
+                for name, build in plotting.SPECS.items()}
 
     def update(self) -> bool:
         """Run the configuration on the controls and redraw; False (and a message in the
@@ -675,33 +881,44 @@ class Explorer:
             cfg = self.config_from_controls()
         except ValueError as err:
             return self._fail(f"Invalid configuration: {err}")
+        first = cfg.device not in _WARM
+        self._show_state(cfg.device)
         try:
             res = xskbench.run(cfg)
         except ValueError as err:
             return self._fail(f"Cannot run this configuration: {err}")
         except Exception as err:  # noqa: BLE001 - shown in the widget, never a traceback
             return self._fail(f"The run failed ({type(err).__name__}): {err}")
+        _WARM.add(cfg.device)
         self.config, self.result, self.error = cfg, res, ""
+        self.runs += 1
         t_run = time.perf_counter() - t0
         self.message.value = ""
         if hasattr(self, "figures"):
-            for name, spec in self._specs().items():
-                sync_figure(self.figures[name], spec)
+            specs = self._specs()
+            sync_figures([(self.figures[name], spec) for name, spec in specs.items()])
             if self.sweep_follow.value:
                 self.run_sweep()
             elif self.sweep_data is not None:
                 self._sweep_stale = True
                 self.sweep_status.value = "<i>config changed: press Sweep</i>"
+            self._draw_compare()
         self.bottleneck.value = (f"<b>{html.escape(plotting.bottleneck_line(res))}</b>")
+        self.cli.value = ("<span style='color:#666'>as CLI:</span> <code style='user-select:"
+                          f"all'>{html.escape(cli_line(cfg))}</code>")
         self.report.value = _pre(res.report())
         self.last_update_s = time.perf_counter() - t0
-        self.status.value = (f"<span style='color:#666'>ran {res.window_s * 1e3:.3g} ms "
-                             f"emulated in {t_run * 1e3:.0f} ms; drawn in "
-                             f"{self.last_update_s * 1e3:.0f} ms</span>")
+        what = (f"first {cfg.device} run in this kernel: {t_run:.1f} s, mostly compiling "
+                "or loading its kernels" if first else
+                f"ran {res.window_s * 1e3:.3g} ms emulated in {t_run * 1e3:.0f} ms")
+        self.status.value = (f"<span class='xsk-done' data-run='{self.runs}' "
+                             f"style='color:#666'>{what}; drawn in "
+                             f"{(self.last_update_s - t_run) * 1e3:.0f} ms</span>")
         return True
 
     def _fail(self, text: str) -> bool:
         self.error = text
+        self.status.value = "<span class='xsk-done' style='color:#a00'>not run</span>"
         self.message.value = (
             "<div style='color:#a00;background:#fee;border:1px solid #e99;padding:4px 8px;"
             f"white-space:pre-wrap'>{html.escape(text)}<br><i>The figures show the last "
@@ -720,36 +937,126 @@ class Explorer:
         ref = max(self.result.pps.values()) if info.unit == "pps" else None
         points = sweep_points(info, current, ref=ref)
         t0 = time.perf_counter()
+        self.sweep_status.value = "<i>sweeping…</i>"
         results = run_sweep(self.config, key, points)
         self.sweep_data = (key, points, results, self.config)
-        sync_figure(self.figures["sweep"],
-                    _sized(plotting.sweep_spec(key, points, results, base=self.config)))
+        self._draw_sweep()
         self._sweep_stale = False
         self.sweep_status.value = (f"<span style='color:#666'>{len(points)} points in "
                                    f"{time.perf_counter() - t0:.1f} s</span>")
 
+    def sweep_spec(self) -> plotting.Spec:
+        """The sweep as shown: against the knob, or throughput versus CPU."""
+        key, points, results, base = self.sweep_data
+        build = plotting.sweep_cpu_spec if self.sweep_view.value == "cpu" else \
+            plotting.sweep_spec
+        return build(key, points, results, base=base)
+
+    def _draw_sweep(self) -> None:
+        if self.sweep_data is not None:
+            sync_figure(self.figures["sweep"], _sized(self.sweep_spec(), self.fig_width))
+
+    # --- compare ------------------------------------------------------------------------
+    def pin(self) -> None:
+        """Keep the current run: the next ones are shown against it (the delta table)."""
+        self.pinned = self.result
+        self._draw_compare()
+
+    def unpin(self) -> None:
+        self.pinned = None
+        self.cover_out.value = ""
+        self._draw_compare()
+
+    def _draw_compare(self) -> None:
+        if self.pinned is None or self.result is None:
+            self.compare.value = ("<i style='color:#666'>Pin this run, change something: "
+                                  "the table compares the two.</i>")
+            return
+        self.compare.value = compare_html(self.pinned, self.result)
+
+    def write_cover_letter(self, n: int | None = None) -> str:
+        """The pinned and the current config over ``n`` seeds (default: the box) as a
+        cover-letter block; shown, and written next to the exports."""
+        if self.pinned is None:
+            self.cover_out.value = "<i>pin a run first</i>"
+            return ""
+        n = n or self.cover_seeds.value
+        self.cover_out.value = f"<i>running both configs over {n} seeds…</i>"
+        text = cover_letter(self.pinned.config, self.config, n)
+        path = self._unique(Path(self.export_stem.value).parent / "cover", self.config, "txt")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        self.cover_text = text
+        self.cover_out.value = _pre(text) + f"wrote <code>{html.escape(str(path))}</code>"
+        return text
+
+    # --- files ----------------------------------------------------------------------------
+    @staticmethod
+    def _unique(stem: Path, cfg: Any, suffix: str) -> Path:
+        """``stem-<config hash>.suffix``: a file per configuration, never overwritten by
+        another one."""
+        return stem.with_name(f"{stem.name}-{config_tag(cfg)}.{suffix}")
+
+    def save(self, fmt_: str = "yaml", stem: str | Path | None = None) -> Path | None:
+        """Write the current config as ``<stem>-<hash>.yaml`` or ``.json``; loads back with
+        ``xskbench.load`` (or the Load button)."""
+        import yaml
+
+        try:
+            cfg = self.config_from_controls()
+            path = self._unique(Path(stem or self.file_stem.value), cfg, fmt_)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(cfg.to_json() + "\n" if fmt_ == "json" else
+                            yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+        except (ValueError, OSError) as err:
+            self.file_out.value = f"<span style='color:#a00'>{html.escape(str(err))}</span>"
+            return None
+        self.file_out.value = f"saved <code>{html.escape(str(path))}</code>"
+        return path
+
+    def load(self, path: str | Path) -> bool:
+        """Load a config file (YAML, JSON, or the JSON an export wrote) onto the controls
+        and run it."""
+        try:
+            cfg = xskbench.load(path)
+        except ValueError as err:
+            self.file_out.value = f"<span style='color:#a00'>{html.escape(str(err))}</span>"
+            return False
+        self.apply(cfg)
+        self.file_out.value = f"loaded <code>{html.escape(str(path))}</code>"
+        return True
+
+    def _on_upload(self, change: dict) -> None:
+        files = change["new"]
+        if not files:
+            return
+        item = files[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / Path(item["name"]).name
+            path.write_bytes(bytes(item["content"]))
+            self.load(path)
+
     # --- export -------------------------------------------------------------------------
     def export(self, view: str | None = None, stem: str | Path | None = None) -> dict:
-        """Export one view (default: the dropdown's) as ``<stem>-<view>.*`` (default stem:
-        the text box), with :func:`xskbench.export`; returns format -> path (empty, and a
-        message in the widget, if it failed)."""
+        """Export one view (default: the dropdown's) as ``<stem>-<view>-<config hash>.*``
+        (default stem: the text box), with :func:`xskbench.export`; returns format -> path
+        (empty, and a message in the widget, if it failed)."""
         from xskbench.export import export
 
         view = view or self.export_view.value
         stem = Path(stem or self.export_stem.value)
-        stem = stem.with_name(f"{stem.name}-{view}")
         self.export_out.value = "<i>exporting…</i>"
         try:
             if self.result is None:
                 raise ValueError("nothing to export: no valid run yet")
+            cfg = self.sweep_data[3] if view == "sweep" and self.sweep_data else self.config
+            stem = stem.with_name(f"{stem.name}-{view}-{config_tag(cfg)}")
             if view == "cpu":
                 paths = export(self.result, stem)
             elif view == "sweep":
                 if self.sweep_data is None:
                     raise ValueError("no sweep yet: press Sweep first")
-                key, points, results, base = self.sweep_data
-                fig = plotting.sweep_figure(key, points, results, base=base)
-                paths = export(fig, stem)
+                paths = export(plotting.figure(self.sweep_spec()), stem)
             else:
                 paths = export(plotting.FIGURES[view](self.result), stem, result=self.result)
         except Exception as err:  # noqa: BLE001 - shown in the widget
@@ -759,3 +1066,26 @@ class Explorer:
         self.export_out.value = "wrote " + ", ".join(
             f"<code>{html.escape(str(p))}</code>" for p in paths.values())
         return paths
+
+
+def compare_html(before: Any, after: Any) -> str:
+    """The delta table of two runs (pinned, current) and their perf-diff rows, as HTML."""
+    def num(v: float) -> str:
+        return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.2f}"
+
+    changed = changed_keys(before.config, after.config)
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{num(b)}</td><td>{num(a)}</td>"
+        f"<td>{num(d)}</td><td>{(100 * d / b if b else math.nan):+.1f} %</td></tr>"
+        for name, b, a, d in delta_rows(before, after))
+    perf = "".join(
+        f"<tr><td>{html.escape(sym)}</td><td>{base:.2f} %</td><td>{d:+.2f} %</td></tr>"
+        for sym, base, d in profile_diff(before, after))
+    style = "<style>.xsk-compare td,.xsk-compare th{padding:1px 8px;text-align:right}" \
+            ".xsk-compare td:first-child{text-align:left}</style>"
+    return (f"{style}<b>pinned → current</b>: {html.escape(' '.join(changed) or 'same config')}"
+            "<div style='display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start'>"
+            "<table class='xsk-delta'><tr><th></th><th>pinned</th><th>current</th><th>Δ</th>"
+            f"<th>Δ %</th></tr>{rows}</table>"
+            "<table class='xsk-perfdiff'><tr><th>perf diff: symbol [context]</th>"
+            f"<th>Baseline</th><th>Delta</th></tr>{perf}</table></div>")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-WORKLOADS = ("txonly", "rxdrop", "l2fwd")
+from xskbench.kernels.layout import WORKLOADS  # the kernels' numbering (no numba there)
 
 
 def _paced_by_rate(cfg: Any) -> bool:
@@ -23,6 +23,24 @@ def _always(cfg: Any) -> bool:
 
 def _no_check(cfg: Any) -> None:
     return None
+
+
+def in_order(declared: tuple[str, ...], contexts: Any) -> tuple:
+    """``contexts`` (machine.Context records) in the order of the kernel's ``CONTEXTS``
+    names, so a context's position - its id in the kernel - comes from one place.
+    ValueError if the names differ."""
+    by_name = {c.name: c for c in contexts}
+    if sorted(by_name) != sorted(declared):
+        raise ValueError(f"contexts {sorted(by_name)} do not match the kernel's CONTEXTS "
+                         f"{list(declared)}")
+    return tuple(by_name[name] for name in declared)
+
+
+def declared_contexts(kernel: Any, mode: str) -> tuple[str, ...]:
+    """A kernel's context names for ``mode``: its ``CONTEXTS`` tuple, or ``CONTEXTS[mode]``
+    when its modes run different contexts (virtio-net's pmd)."""
+    declared = kernel.CONTEXTS
+    return declared[mode] if isinstance(declared, dict) else declared
 
 
 @dataclass(frozen=True)
@@ -64,11 +82,14 @@ class Device:
         return any(self.notifies(SimpleNamespace(mode=mode, **{self.section_name: self.section()}))
                    for mode in self.modes)
 
+    def check_mode(self, mode: Any) -> None:
+        if mode not in self.modes:
+            raise ValueError(f"mode={mode!r}: device {self.name!r} supports "
+                             f"{', '.join(map(repr, self.modes))}")
+
     def validate(self, cfg: Any) -> None:
         """The device's own rules for ``cfg`` (mode, workload, then ``check``)."""
-        if cfg.mode not in self.modes:
-            raise ValueError(f"mode={cfg.mode!r}: device {self.name!r} supports "
-                             f"{', '.join(map(repr, self.modes))}")
+        self.check_mode(cfg.mode)
         if cfg.workload.kind not in self.workloads:
             raise ValueError(f"workload.kind={cfg.workload.kind!r}: device {self.name!r} "
                              f"models {', '.join(map(repr, self.workloads))}"

@@ -159,12 +159,14 @@ def finish(m, c):
     end = m[H_NOW] + m[H_QACC]
     m[m[H_CLK] + cpu] = end
     m[m[H_CPULAB] + cpu] = m[H_QLABEL]
-    m[m[H_CPULAST] + cpu] = m[H_QACC]
-    if end > m[H_END]:  # the part of the last quantum past the end is outside the window
-        m[m[H_OVER] + m[H_QLABEL]] += min(end - m[H_END], m[H_QACC])
+    # the quantum's length, negative if it moved nothing (snapshot trims busy and idle alike)
+    m[m[H_CPULAST] + cpu] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
+    past_end = min(end - m[H_END], m[H_QACC]) if end > m[H_END] else 0
+    m[m[H_OVER] + m[H_QLABEL]] += past_end  # the part past the end is outside the window
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
         for lab in range(m[H_NLABEL]):  # per label: a syscall's share stays the syscall's
             m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
+        m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
@@ -271,8 +273,12 @@ def snapshot(m):
         m[m[H_BASE_LAT] + i] = m[m[H_LAT] + i]
     for cpu in range(m[H_NCPU]):  # the part of a CPU's last quantum after warm-up is in
         past = m[m[H_CLK] + cpu] - m[H_WARM]
+        last = m[m[H_CPULAST] + cpu]
         if past > 0:
-            m[m[H_BASE_BUSY] + m[m[H_CPULAB] + cpu]] -= min(past, m[m[H_CPULAST] + cpu])
+            lab = m[m[H_CPULAB] + cpu]
+            m[m[H_BASE_BUSY] + lab] -= min(past, abs(last))
+            if last < 0:  # an empty poll: its part after warm-up is idle in the window too
+                m[m[H_BASE_IDLE] + lab] -= min(past, -last)
 
 
 

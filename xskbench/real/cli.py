@@ -1,5 +1,5 @@
-"""``xskbench measure``: the real kernel beside the emulation.  Importing this module
-registers the subcommand with :func:`xskbench.cli.command`.  Its options come from the
+"""``xskbench measure``: the real kernel beside the emulation (``add_arguments`` and ``main``,
+listed in :data:`xskbench.cli.COMMANDS`).  Its options come from the
 field metadata of :class:`xskbench.real.section.MeasureConfig`, parsed like ``run --set``."""
 from __future__ import annotations
 
@@ -7,16 +7,21 @@ import argparse
 import json
 import sys
 
-from xskbench.cli import command
 from xskbench.fields import coerce, fmt, iter_fields
+from xskbench.outputs import check_writable, write_atomically
+from xskbench.real import measure as M
+from xskbench.real.bpf import BpfError
+from xskbench.real.environment import MeasureError, check_environment
 from xskbench.real.section import DEVICE_ALIASES, MeasureConfig
+from xskbench.real.topology import Terminated, TopologyError
+from xskbench.real.xsk import XskError
 
 
 def _option(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _args(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     for info in iter_fields(MeasureConfig):
         unit = f", {info.unit}" if info.unit else ""
         p.add_argument(_option(info.name), dest=info.name, metavar=info.name.upper(),
@@ -50,24 +55,17 @@ def config_from_args(args: argparse.Namespace) -> MeasureConfig:
                             for name, text in given.items()})
 
 
-@command("measure", "measure the real kernel (root): AF_XDP copy mode or a UDP socket on "
-         "veth/tun in namespaces xskbench builds", _args)
-def _measure(args: argparse.Namespace) -> int:
-    from xskbench.real import measure as M
-    from xskbench.real.bpf import BpfError
-    from xskbench.real.environment import MeasureError, check_environment
-    from xskbench.real.topology import Terminated, TopologyError
-    from xskbench.real.xsk import XskError
+def main(args: argparse.Namespace) -> int:
     try:
         cfg = config_from_args(args)
         if args.sweep:
+            check_writable(args.sweep, "--sweep")  # before minutes of measuring
             check_environment()
             cfg.check()
             out = M.sweep(cfg, progress=lambda f, v, res: print(
                 f"{f}={v}: rx {res['pps']['rx'] / 1e6:.3f} Mpps", file=sys.stderr, flush=True))
-            with open(args.sweep, "w") as f:
-                json.dump(out, f, indent=1, sort_keys=True)
-                f.write("\n")
+            write_atomically(args.sweep, lambda tmp: tmp.write_text(
+                json.dumps(out, indent=1, sort_keys=True) + "\n"))
             print(f"wrote {len(out['points'])} points to {args.sweep}")
             return 0
         res = M.measure(cfg)

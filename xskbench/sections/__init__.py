@@ -6,10 +6,6 @@ pick them up from there.
 """
 
 from xskbench.devices import DEVICES
-from xskbench.devices.null.section import NullConfig
-from xskbench.devices.tun.section import TunConfig
-from xskbench.devices.veth.section import VethConfig
-from xskbench.devices.virtio_net.section import VirtioConfig
 from xskbench.sections.afxdp import TestbedConfig, WorkloadConfig, XskConfig
 from xskbench.sections.faults import FaultsConfig
 from xskbench.sections.mq import MqConfig
@@ -34,5 +30,5 @@ def section_class(name: str) -> type:
         raise ValueError(f"unknown section {name!r}; allowed: {', '.join(SECTIONS)}") from None
 
 
-__all__ = ["SECTIONS", "FaultsConfig", "MqConfig", "NullConfig", "TestbedConfig", "TunConfig",
-           "VethConfig", "VirtioConfig", "WorkloadConfig", "XskConfig", "section_class"]
+__all__ = ["SECTIONS", "FaultsConfig", "MqConfig", "TestbedConfig", "WorkloadConfig", "XskConfig",
+           "section_class"]

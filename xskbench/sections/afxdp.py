@@ -70,3 +70,6 @@ class TestbedConfig(Section):
                         lo=0.0, hi=1.0)
     run_spread: float = fld(0.01, "run-to-run spread of the CPU's speed (std of one seeded "
                             "draw per run)", lo=0.0, hi=0.2)
+    llc_mb: float = fld(32.0, "last-level cache shared by the queues: each queue's share is "
+                        "llc_mb / mq.queues; packet bytes beyond it are read from memory "
+                        "(tun, veth)", unit="MB", lo=0.001, hi=1024.0)

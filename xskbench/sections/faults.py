@@ -50,6 +50,12 @@ class FaultsConfig(Section):
     burst_period_us: float = _us("burst windows repeat every this long (> burst_us)")
 
 
+# A window shorter than this cannot be honoured: the engine charges whole ops of tens of
+# cycles, so a context sees a window only between two of them.
+MIN_WINDOW_US = 0.1
+# Each window is a row of the fault report (with its recovery time): a bounded number per run.
+MAX_WINDOWS = 200_000
+
 # (kind, length field, period field): the periodic faults, whose windows get recovery times
 WINDOWS = (("stall", "stall_us", "stall_period_us"),
            ("spike", "spike_window_us", "spike_period_us"),
@@ -84,11 +90,20 @@ def check(cfg, device):
     """Cross-field checks of the faults section for ``cfg`` on ``device`` (a Device record)."""
     f = cfg.faults
     problems = []
+    run_us = cfg.workload.duration_s * 1e6
     for kind, length, period in WINDOWS:
         d, p = getattr(f, length), getattr(f, period)
         if d > 0 and p <= d:
             problems.append(f"faults.{period}={_fmt(p)} must be > faults.{length}={_fmt(d)} "
                             f"(the {kind} windows [k·period, k·period + length), k >= 1)")
+        elif 0 < d < MIN_WINDOW_US:
+            problems.append(f"faults.{length}={_fmt(d)} is below the engine's time resolution "
+                            f"for a window; allowed: 0 (off) or >= {_fmt(MIN_WINDOW_US)}")
+        elif d > 0 and run_us / p > MAX_WINDOWS:
+            problems.append(f"faults.{period}={_fmt(p)} gives {run_us / p:.3g} {kind} windows "
+                            f"in workload.duration_s={_fmt(cfg.workload.duration_s)}; allowed: "
+                            f"at most {MAX_WINDOWS} (faults.{period} >= "
+                            f"{_fmt(run_us / MAX_WINDOWS)})")
     if f.spike_us > 0 and f.spike_window_us == 0:
         problems.append(f"faults.spike_us={_fmt(f.spike_us)} needs faults.spike_window_us > 0")
     if f.burst_factor > 1 and f.burst_us == 0:

@@ -51,7 +51,8 @@ from xskbench.kernels.multiq import pick, share
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
     D_RX_DONE, D_ARR_GAP, D_BUDGET, D_IRQ_DELAY, D_L_SYS,
 ) = range(DEV_BASE, DEV_BASE + 14)
-APP, NAPI = 0, 1  # context ids
+CONTEXTS = ("app", "napi")  # context ids in this order (setup builds them by these names)
+APP, NAPI = range(len(CONTEXTS))
 
 
 def dev_words(cap):

@@ -1,5 +1,6 @@
 """The null device: an ideal NIC (wire rate, one descriptor ring each way) with one NAPI
 context, so the AF_XDP core runs before any virtual device exists."""
+from xskbench.devices.record import in_order
 from xskbench.kernels.layout import MC
 from xskbench.machine import Context, build, start_app
 
@@ -8,9 +9,9 @@ from . import kernel as k
 
 def setup(cfg, hz, cc, cb):
     n = cfg.null
-    contexts = (Context("app", n.app_cpu),
-                Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd",
-                        host=True))
+    contexts = in_order(k.CONTEXTS, [
+        Context("app", n.app_cpu),
+        Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd", host=True)])
     mach = build(cfg, hz, contexts, extra_labels={"sys": n.app_cpu},
                  dev_words={"null_txq": 2 * n.ring_size, "null_rxq": 3 * n.ring_size})
     m = mach.m

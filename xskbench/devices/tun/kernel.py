@@ -18,9 +18,27 @@ Zero copy v2 (Feb 2024): vhost_net_buf_produce finds the ptr_ring empty, tun_pee
 completes the previous batch, peeks a batch (bounded by the ptr_ring's free slots and
 TUN_XDP_BATCH = vhost_batch) and pushes tagged descriptor pointers into the ptr_ring.
 
+v1 pays per packet what v2 pays per batch: the peek_len call, the pool lock, the TX consumer
+release and the completion publish, each publish a cache line the application reads.
+
+The guest (``tun.guest``): napi = the kernel's virtio-net rx NAPI, interrupted by vhost
+(eventfd → irqfd); it verifies the L4 checksum in software, because AF_XDP traffic reaches it
+with no checksum state (copy mode: a CHECKSUM_NONE skb, so tun's vnet header has no
+DATA_VALID; zero copy: the patch writes a zeroed vnet header). pmd = a DPDK virtio PMD
+(testpmd rxonly) polling the used ring; it disabled interrupts (VRING_AVAIL_F_NO_INTERRUPT),
+so vhost_add_used_and_signal_n writes used entries and never signals, and it does not touch
+the payload. Either kicks vhost when vhost asked for avail notifications (out of buffers).
+
+Several queues' vhost workers on one host core (mq.host = shared): one worker per queue pair,
+each a thread, so a handle_rx pass after another queue's pass on that core is a context switch.
+
+Packet bytes copied by the CPU beyond the queue's share of the LLC (testbed.llc_mb) are read
+from memory: ``llc_miss`` per byte, in proportion (queues.llc_miss_ppm).
+
 The guest side is minimal on purpose (not the virtio-net split-ring model): the rx
 virtqueue is four counters (buffers posted, taken by vhost, used published, consumed by the
-guest). Guest TX (handle_tx) is not modelled. Deviation from the v1 patch: vhost checks for
+guest); a published used index is visible to the guest from the time vhost published it.
+Guest TX (handle_tx) is not modelled. Deviation from the v1 patch: vhost checks for
 a guest buffer before peeking a descriptor, so the "peeked but no guest buffer → stranded
 descriptor" bug pointed out in review does not happen here.
 """
@@ -35,6 +53,7 @@ from xskbench.kernels.engine import (
     count,
     cx,
     cx_set,
+    delay,
     finish,
     horizon,
     napi_complete,
@@ -48,16 +67,19 @@ from xskbench.kernels.engine import (
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
 from xskbench.kernels.layout import (
     CX_A,
+    CX_CPU,
     CX_READY,
     CX_SCHED,
     DEV_BASE,
     H_APPSTK_N,
+    H_CPULAST,
     H_CQ,
     H_FLEN,
     H_FRAME,
     H_GAP,
     H_HEADROOM,
     H_OWN,
+    H_PKTLEN,
     H_PROGRESS,
     H_QLABEL,
     H_SCR,
@@ -71,6 +93,7 @@ from xskbench.kernels.layout import (
     OWN_DEV,
     WL_TXONLY,
 )
+from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.multiq import pick, share
 from xskbench.kernels.ptr_ring import (
     ptr_ring_consume_batched,
@@ -93,14 +116,23 @@ from xskbench.kernels.xsk_ring import (
 (
     D_PR, D_VB, D_VB_HEAD, D_VB_N, D_VB_CAP, D_G_SIZE, D_G_AVAIL, D_VH_TAKEN, D_G_USED,
     D_G_CONS, D_VH_WAIT_AVAIL, D_VH_QUEUED, D_WPKTS, D_WBYTES, D_GBUDGET, D_IRQ_DELAY,
-    D_L_SYS, D_ZCV, D_V2_PREV, D_STALL_UNTIL, D_BURST,
-) = range(DEV_BASE, DEV_BASE + 21)
-APP, VHOST, GUEST = 0, 1, 2  # context ids
+    D_L_SYS, D_ZCV, D_V2_PREV, D_STALL_UNTIL, D_BURST, D_GPMD, D_GBURST, D_G_USED_PREV,
+    D_G_USED_AT, D_LLC_PPM, D_VH_RAN,
+) = range(DEV_BASE, DEV_BASE + 27)
+CONTEXTS = ("app", "vhost", "guest")  # context ids in this order (setup builds them by name)
+APP, VHOST, GUEST = range(len(CONTEXTS))
 TX_BATCH_SIZE = 32  # xsk_generic_xmit: descriptors per sendto
+L4_OFFSET = 34      # Ethernet + IPv4 headers in front of the L4 header
 SIGNAL_BATCH = 64   # vhost_net_signal_used when done_idx > VHOST_NET_BATCH
 
 
 # --- completions -------------------------------------------------------------------------
+@njit(cache=True)
+def _publish(m, cc, cb):
+    """A ring index store (TX consumer, completion producer) the application polls."""
+    charge(m, cc, cb, op.XSK_RING_PUBLISH, 1, 0)
+
+
 @njit(cache=True)
 def _complete_dropped(m, cc, cb, k):
     """The destructor of a dropped skb: the completion is published (the frame goes back to
@@ -112,6 +144,7 @@ def _complete_dropped(m, cc, cb, k):
         f = ring_addr(m, cq, i + j) // m[H_FRAME]
         m[m[H_OWN] + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
+    _publish(m, cc, cb)
 
 
 # --- waking the vhost worker ------------------------------------------------------------
@@ -127,7 +160,7 @@ def _vhost_queue(m, cc, cb):
         charge(m, cc, cb, op.WAKE_UP_PROCESS, 1, 0)
         count(m, st.VHOST_WAKEUPS, 1)
         cx_set(m, VHOST, CX_A, 1)
-        t = notify_at(m, now(m) + m[D_IRQ_DELAY])
+        t = notify_at(m, now(m) + delay(m, m[D_IRQ_DELAY]))
         if t >= INF:  # lost wakeup: nothing queued, the next sk_data_ready queues it again
             m[D_VH_QUEUED] = 0
             return
@@ -156,6 +189,7 @@ def _sendto(m, cc, cb):
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
         if addr < 0:
             break
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)  # skb_store_bits reads the UMEM frame
         sent += 1
         charge(m, cc, cb, op.TUN_NET_XMIT, 1, 0)
         if not ptr_ring_produce(m, m[D_PR], addr, ln, now(m)):
@@ -165,6 +199,8 @@ def _sendto(m, cc, cb):
             _complete_dropped(m, cc, cb, 1)
             break
         _data_ready(m, cc, cb)
+    if sent:
+        _publish(m, cc, cb)
     afxdp.generic_xmit_done(m)
 
 
@@ -206,8 +242,10 @@ def app_quantum(m, cc, cb):
 # --- vhost-net handle_rx --------------------------------------------------------------------
 @njit(cache=True)
 def _peek_one(m, cc, cb):
-    """tun_peek_len (v1): xsk_tx_peek_desc + xsk_tx_release, one descriptor. The completion
+    """tun_peek_len (v1), called through sock->ops->peek_len for every packet:
+    xsk_tx_peek_desc + xsk_tx_release under the pool lock, one descriptor. The completion
     slot is reserved at peek (xskq_prod_reserve_addr). Returns (addr, len) or (-1, 0)."""
+    charge(m, cc, cb, op.TUN_PEEK_LEN, 1, 0)
     charge(m, cc, cb, op.XSK_TX_PEEK_DESC, 1, 0)
     tx, cq = m[H_TX], m[H_CQ]
     if prod_nb_free(m, cq, 1, now(m)) < 1:
@@ -224,6 +262,8 @@ def _peek_one(m, cc, cb):
     m[m[H_FLEN] + addr // m[H_FRAME]] = ln
     cons_release(m, tx, now(m))
     charge(m, cc, cb, op.XSK_TX_RELEASE, 1, 0)
+    _publish(m, cc, cb)
+    afxdp.charge_refreshes(m, cc, cb)
     return addr, ln
 
 
@@ -232,9 +272,12 @@ def _peek_xsk_v2(m, cc, cb):
     """tun_peek_xsk (v2): complete the previous batch, peek a new one into the ptr_ring."""
     if m[D_V2_PREV]:
         afxdp.tx_completed(m, cc, cb, m[D_V2_PREV], op.XSK_TX_COMPLETED)
+        _publish(m, cc, cb)
         m[D_V2_PREV] = 0
     n = min(ptr_ring_free(m, m[D_PR]), m[D_VB_CAP])
     k = afxdp.zc_tx_peek_batch(m, cc, cb, n)
+    if k:
+        _publish(m, cc, cb)  # the batch's one TX consumer release
     scr = m[H_SCR]
     for i in range(k):
         ptr_ring_produce(m, m[D_PR], m[scr + 2 * i], m[scr + 2 * i + 1], now(m))
@@ -256,14 +299,22 @@ def _buf_produce(m, cc, cb):
 
 
 @njit(cache=True)
+def _used_seen(m):
+    """The used index as the guest sees it now: the latest publish only from its time on."""
+    return m[D_G_USED] if now(m) >= m[D_G_USED_AT] else m[D_G_USED_PREV]
+
+
+@njit(cache=True)
 def _signal_used(m, cc, cb, n):
     """vhost_net_signal_used: publish ``n`` used entries; interrupt the guest unless its
-    NAPI is already polling (callbacks disabled)."""
+    NAPI is already polling (callbacks disabled) or it is a PMD (interrupts off)."""
     charge(m, cc, cb, op.VHOST_SIGNAL_USED, 1, 0)
+    m[D_G_USED_PREV] = m[D_G_USED]
     m[D_G_USED] += n
-    if not cx(m, GUEST, CX_SCHED):
+    m[D_G_USED_AT] = now(m)
+    if not m[D_GPMD] and not cx(m, GUEST, CX_SCHED):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
-        if napi_schedule(m, GUEST, notify_at(m, now(m) + m[D_IRQ_DELAY])):
+        if napi_schedule(m, GUEST, notify_at(m, now(m) + delay(m, m[D_IRQ_DELAY]))):
             cx_set(m, GUEST, CX_A, 1)
 
 
@@ -275,6 +326,10 @@ def vhost_quantum(m, cc, cb):
     if cx(m, VHOST, CX_A):
         cx_set(m, VHOST, CX_A, 0)
         charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
+    elif m[D_VH_RAN] and m[m[H_CPULAST] + cx(m, VHOST, CX_CPU)] == 0:
+        # another queue's vhost worker (a thread of its own) ran on this core since
+        charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
+    m[D_VH_RAN] = 1
     m[D_VH_QUEUED] = 0
     charge(m, cc, cb, op.HANDLE_RX, 1, 0)
     zc, v1 = m[H_ZC], m[D_ZCV] == 1
@@ -302,11 +357,13 @@ def vhost_quantum(m, cc, cb):
         m[D_VH_TAKEN] += 1
         charge(m, cc, cb, op.TUN_DO_READ, 1, 0)
         charge(m, cc, cb, op.COPY_TO_ITER, 1, ln)  # the copy into guest memory
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
         if not zc:  # consume_skb: the destructor publishes the completion
             charge(m, cc, cb, op.KFREE_SKB, 1, 0)
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_DESTRUCT_SKB)
         elif v1:
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)
+            _publish(m, cc, cb)
             afxdp.set_tx_need_wakeup(m, cc, cb, True)
         done += 1
         pkts += 1
@@ -327,30 +384,59 @@ def vhost_quantum(m, cc, cb):
         afxdp.set_tx_need_wakeup(m, cc, cb, True)
 
 
-# --- the guest's rx NAPI ----------------------------------------------------------------------
+# --- the guest: rx NAPI or a polling PMD --------------------------------------------------------
 @njit(cache=True)
-def guest_quantum(m, cc, cb):
-    napi_enter(m, cc, cb, GUEST)
-    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
-    count(m, st.NAPI_POLLS, 1)
-    got = min(m[D_G_USED] - m[D_G_CONS], m[D_GBUDGET])
-    charge(m, cc, cb, op.VIRTNET_RECEIVE, got, 0)
+def _guest_take(m, cc, cb, got, refill_op):
+    """Consume ``got`` used entries, repost every free buffer (``refill_op`` each) and kick
+    vhost if it asked for avail notifications."""
     m[D_G_CONS] += got
     m[H_PROGRESS] += got  # received packets: not an empty poll
     count(m, st.GUEST_RX_PACKETS, got)
     free = m[D_G_SIZE] - (m[D_G_AVAIL] - m[D_G_CONS])
     if free > 0:
-        charge(m, cc, cb, op.TRY_FILL_RECV, free, 0)
+        charge(m, cc, cb, refill_op, free, 0)
         m[D_G_AVAIL] += free
         if m[D_VH_WAIT_AVAIL]:  # vhost enabled avail notification: kick it
             m[D_VH_WAIT_AVAIL] = 0
             charge(m, cc, cb, op.VIRTQUEUE_KICK, 1, 0)
             count(m, st.KICKS, 1)
             _vhost_queue(m, cc, cb)
+
+
+@njit(cache=True)
+def guest_quantum(m, cc, cb):
+    """virtnet_poll: ≤budget packets up the guest stack, each L4 checksum verified in
+    software (no DATA_VALID in the vnet header), then refill."""
+    napi_enter(m, cc, cb, GUEST)
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    got = min(_used_seen(m) - m[D_G_CONS], m[D_GBUDGET])
+    charge(m, cc, cb, op.VIRTNET_RECEIVE, got, 0)
+    charge(m, cc, cb, op.CSUM_PARTIAL, got, got * max(m[H_PKTLEN] - L4_OFFSET, 0))
+    _guest_take(m, cc, cb, got, op.TRY_FILL_RECV)
     if got >= m[D_GBUDGET]:
         wake(m, GUEST, now(m))
     elif napi_complete(m, GUEST) and m[D_G_USED] > m[D_G_CONS]:
-        napi_schedule(m, GUEST, now(m))  # virtqueue_enable_cb found more: poll again
+        # virtqueue_enable_cb found more: poll again (once it is visible)
+        napi_schedule(m, GUEST, max(now(m), m[D_G_USED_AT]))
+
+
+@njit(cache=True)
+def guest_pmd_quantum(m, cc, cb):
+    """testpmd rxonly on the DPDK virtio PMD: one rte_eth_rx_burst (virtio_recv_pkts, then
+    virtio_rxq_rearm of every free slot), the mbufs freed; an empty poll spins."""
+    charge(m, cc, cb, op.PKT_BURST_RECEIVE, 1, 0)
+    got = min(_used_seen(m) - m[D_G_CONS], m[D_GBURST])
+    if got > 0:
+        charge(m, cc, cb, op.VIRTIO_RECV_PKTS, got, 0)
+        charge(m, cc, cb, op.RTE_PKTMBUF_FREE, got, 0)
+        _guest_take(m, cc, cb, got, op.VIRTIO_RXQ_REARM)
+    else:
+        until = horizon(m, GUEST)
+        if m[D_G_USED] > m[D_G_CONS]:  # a publish it will see at its time
+            until = min(until, m[D_G_USED_AT])
+        spin_until(m, cc, cb, until)
+    wake(m, GUEST, now(m))
 
 
 @njit(cache=True)
@@ -366,6 +452,8 @@ def simulate(M, OFF, cc, cb):
             app_quantum(m, cc, cb)
         elif c == VHOST:
             vhost_quantum(m, cc, cb)
+        elif m[D_GPMD]:
+            guest_pmd_quantum(m, cc, cb)
         else:
             guest_quantum(m, cc, cb)
         finish(m, c)

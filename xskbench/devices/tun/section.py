@@ -22,9 +22,16 @@ class TunConfig(Section):
                            unit="packets", lo=1, hi=65536)
     weight_bytes: int = fld(0x80000, "VHOST_NET_WEIGHT: bytes per handle_rx pass",
                             unit="bytes", lo=64, hi=1 << 30)
+    guest: str = fld("napi", "guest receiver: napi = the kernel's virtio-net rx NAPI, woken by "
+                     "vhost's interrupt; pmd = a DPDK virtio PMD (testpmd rxonly) polling the rx "
+                     "virtqueue with interrupts off, so vhost-net never signals",
+                     choices=("napi", "pmd"))
+    guest_burst: int = fld(32, "guest PMD: packets per rte_eth_rx_burst (testpmd --burst)",
+                           unit="packets", lo=1, hi=512)
     guest_ring: int = fld(256, "guest rx virtqueue size (avail/used entries)", unit="descs",
                           lo=16, hi=32768, pow2=True)
-    guest_budget: int = fld(64, "guest NAPI budget per poll", unit="packets", lo=1, hi=1024)
+    guest_budget: int = fld(64, "guest NAPI budget per poll (guest=napi)", unit="packets",
+                            lo=1, hi=1024)
     pmd_burst: int = fld(1, "packets the host app forwards per loop at a set rate (an OVS "
                          "PMD forwards what its other port delivered since its last poll; "
                          "1 = xdpsock, one packet as soon as it is due)", unit="packets",
@@ -34,6 +41,6 @@ class TunConfig(Section):
                                 lo=0.0, hi=1e6)
     app_cpu: int = fld(0, "CPU of the host application (OVS PMD)", lo=0, hi=63)
     vhost_cpu: int = fld(1, "CPU of the vhost-net worker thread", lo=0, hi=63)
-    guest_cpu: int = fld(2, "CPU (vCPU) running the guest's rx NAPI", lo=0, hi=63)
+    guest_cpu: int = fld(2, "CPU (vCPU) running the guest's rx NAPI or PMD", lo=0, hi=63)
     irq_delay_ns: float = fld(1000.0, "guest interrupt / worker wake-up latency", unit="ns",
                               lo=0.0, hi=1e6)

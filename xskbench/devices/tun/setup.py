@@ -1,16 +1,21 @@
 """tun + vhost-net: a host application's AF_XDP socket on a tun queue; vhost-net copies the
 packets into a guest (copy mode = mainline, zerocopy = the 2024 patches, v1 or v2)."""
+from xskbench.devices.record import in_order
+from xskbench.kernels.engine import wake
 from xskbench.kernels.layout import MC
 from xskbench.kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
 from xskbench.machine import Context, build, start_app
+from xskbench.queues import llc_miss_ppm, packet_bytes
 
 from . import kernel as k
 
 
 def setup(cfg, hz, cc, cb):
     t = cfg.tun
-    contexts = (Context("app", t.app_cpu), Context("vhost", t.vhost_cpu, host=True),
-                Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd"))
+    contexts = in_order(k.CONTEXTS, [
+        Context("app", t.app_cpu), Context("vhost", t.vhost_cpu, host=True),
+        Context("guest", t.guest_cpu) if t.guest == "pmd" else
+        Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd")])
     mach = build(cfg, hz, contexts, extra_labels={"sys": t.app_cpu},
                  dev_words={"tun_ptr_ring": ptr_ring_words(t.tx_queue_len),
                             "vhost_buf": 2 * t.vhost_batch})
@@ -28,7 +33,14 @@ def setup(cfg, hz, cc, cb):
     m[k.D_ZCV] = t.zc_version
     m[k.D_STALL_UNTIL] = round(t.vhost_stall_us * 1e-6 * mc_per_s)
     m[k.D_BURST] = t.pmd_burst
+    m[k.D_GPMD] = int(t.guest == "pmd")
+    m[k.D_GBURST] = t.guest_burst
+    # packet bytes in circulation: UMEM frames, the guest's buffers, skbs in the ptr_ring
+    skbs = t.tx_queue_len if cfg.mode == "copy" else 0
+    m[k.D_LLC_PPM] = llc_miss_ppm(cfg, packet_bytes(cfg, t.guest_ring + skbs))
     start_app(mach, cfg, cc, cb, k.APP, k.GUEST)
+    if t.guest == "pmd":
+        wake(m, k.GUEST, 0)  # the PMD polls from the start
     return mach
 
 

@@ -11,6 +11,24 @@
   ``batch`` up to 17 same-flow descs become one GSO skb whose frags point into UMEM,
   completed by its destructor. The peer's stack (sink) runs in that same softirq.
 
+What aggregation saves is per aggregate: one skb head, one seg-info kmalloc, one GRO entry,
+one bridge traversal and dev_queue_xmit (the sink), one destructor; what it still pays is
+per segment: the peek, get_page + frag, the NIC's data segment and one CQ entry. A batch of
+one segment is not the non-batch path, though: the RFC's batch skb is zero copy (frags into
+UMEM) and CHECKSUM_PARTIAL, so it skips the memcpy and the software checksum in GRO
+(udp4_gro_receive validates a CHECKSUM_NONE skb) that the non-batch skb pays.
+
+Offloads: ``gro_udp_fwd`` (rx-udp-gro-forwarding on the peer) lets GRO merge the same-flow
+UDP skbs of one poll (copy mode and the non-batch zero copy) into one GSO skb of at most
+UDP_GRO_CNT_MAX segments and 64 KB, so the stack past the peer runs once per merged skb;
+each merged skb costs skb_gro_receive. A GSO skb reaches the NIC whole when it segments UDP
+(``nic_uso``, mlx5's NETIF_F_GSO_UDP_L4: one data segment per frag); otherwise
+validate_xmit_skb segments it in software (skb_segment per segment) and the NIC transmits
+each segment as its own skb.
+
+Packet bytes copied by the CPU beyond the queue's share of the LLC (testbed.llc_mb) are read
+from memory: ``llc_miss`` per byte, in proportion (queues.llc_miss_ppm).
+
 Packets inside the device are counted, not stored: all skbs of a run have the same length.
 """
 from numba import njit
@@ -48,6 +66,7 @@ from xskbench.kernels.layout import (
     OWN_CQ,
     OWN_DEV,
 )
+from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.multiq import pick, share
 from xskbench.kernels.xsk_ring import (
     cons_cancel,
@@ -61,10 +80,12 @@ from xskbench.kernels.xsk_ring import (
 
 (
     D_MODE, D_BATCH, D_MAXSEG, D_CSUM, D_RCAP, D_RN, D_BCAP, D_BN, D_BUDGET, D_EXTRA,
-    D_L_SYS, D_AGG,
-) = range(DEV_BASE, DEV_BASE + 12)
-MODE_UDP, MODE_COPY, MODE_ZC = range(3)
-APP, BACKLOG, PEER, TXNAPI = range(4)  # context ids
+    D_L_SYS, D_AGG, D_GRO, D_GRO_MAX, D_USO, D_LLC_PPM,
+) = range(DEV_BASE, DEV_BASE + 16)
+MODES = ("udp", "copy", "zerocopy")  # D_MODE values, in this order
+MODE_UDP, MODE_COPY, MODE_ZC = range(len(MODES))
+CONTEXTS = ("app", "backlog", "napi", "napi_tx")  # context ids in this order (setup: by name)
+APP, BACKLOG, PEER, TXNAPI = range(len(CONTEXTS))
 HDR_LEN = 42  # Ethernet + IPv4 + UDP headers in front of the UDP payload
 TX_BATCH_SIZE = 32  # xsk_generic_xmit descs per sendto
 
@@ -76,6 +97,42 @@ def _sink(m, cc, cb, nskb):
     charge(m, cc, cb, op.BR_FORWARD_FINISH, nskb, 0)
     if m[D_EXTRA]:
         charge(m, cc, cb, op.VETH_SINK_EXTRA, nskb * m[D_EXTRA], 0)
+
+
+@njit(cache=True)
+def _xmit_gso(m, cc, cb, nseg):
+    """A GSO skb of ``nseg`` segments past the peer: bridge and dev_queue_xmit once; the NIC
+    takes one data segment per frag (USO), or validate_xmit_skb segments it in software and
+    every further segment is one more NIC xmit."""
+    _sink(m, cc, cb, 1)
+    if m[D_USO]:
+        charge(m, cc, cb, op.NIC_DSEG, nseg, 0)
+    else:
+        charge(m, cc, cb, op.SKB_SEGMENT, nseg, 0)
+        charge(m, cc, cb, op.NIC_XMIT, nseg - 1, 0)
+
+
+@njit(cache=True)
+def _gro_deliver(m, cc, cb, n):
+    """``n`` skbs received in one poll (napi_gro_receive each) leave GRO toward the sink:
+    one by one, or with rx-udp-gro-forwarding merged into GSO skbs of ≤ D_GRO_MAX
+    segments (skb_gro_receive per merged skb) flushed at the end of the poll."""
+    if n <= 0:
+        return
+    if not m[D_GRO]:
+        _sink(m, cc, cb, n)
+        charge(m, cc, cb, op.KFREE_SKB, n, 0)
+        return
+    left = n
+    while left > 0:
+        k = min(left, m[D_GRO_MAX])
+        if k > 1:
+            charge(m, cc, cb, op.SKB_GRO_RECEIVE, k - 1, 0)
+            _xmit_gso(m, cc, cb, k)
+        else:
+            _sink(m, cc, cb, 1)
+        charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+        left -= k
 
 
 @njit(cache=True)
@@ -185,6 +242,7 @@ def copy_sendto(m, cc, cb):
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
         if addr < 0:
             break
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)  # skb_store_bits reads the UMEM frame
         charge(m, cc, cb, op.VETH_XMIT, 1, 0)
         if m[D_RN] >= m[D_RCAP]:  # ptr_ring_produce fails: NET_XMIT_DROP → -EBUSY
             count(m, st.VETH_RING_FULL, 1)
@@ -209,8 +267,7 @@ def peer_quantum(m, cc, cb):
         charge(m, cc, cb, op.VETH_XDP_RCV_SKB, n, 0)
         charge(m, cc, cb, op.NAPI_GRO_RECEIVE, n, 0)
         _gro_csum(m, cc, cb, n)
-        _sink(m, cc, cb, n)
-        charge(m, cc, cb, op.KFREE_SKB, n, 0)
+        _gro_deliver(m, cc, cb, n)
         m[D_RN] -= n
         afxdp.tx_completed(m, cc, cb, n, op.XSK_DESTRUCT_SKB)
     _poll_end(m, PEER, n, m[D_RN])
@@ -220,14 +277,16 @@ def peer_quantum(m, cc, cb):
 @njit(cache=True)
 def _emit_aggregate(m, cc, cb, nseg):
     """One GSO skb of ``nseg`` descs: head with copied headers, frags into UMEM, seg-info
-    list; up the peer's stack to the sink; its destructor completes the descs."""
+    list; up the peer's stack to the sink; its destructor completes the descs, one
+    xsk_tx_completed_addr each under cq_lock."""
     charge(m, cc, cb, op.VETH_XSK_GSO_SKB, 1, 0)
     charge(m, cc, cb, op.KMALLOC, 1, 0)
     charge(m, cc, cb, op.SKB_FILL_PAGE_DESC, nseg, 0)
     charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
-    _sink(m, cc, cb, 1)
+    _xmit_gso(m, cc, cb, nseg)
     charge(m, cc, cb, op.KFREE_SKB, 1, 0)
     charge(m, cc, cb, op.VETH_XSK_DESTRUCT_SKB, 1, 0)
+    charge(m, cc, cb, op.XSK_TX_COMPLETED, nseg - 1, 0)
     afxdp.tx_completed(m, cc, cb, nseg, op.XSK_TX_COMPLETED)
 
 
@@ -238,6 +297,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
     cq = m[H_CQ]
     sent = 0
     agg = 0
+    gro = 0  # non-batch skbs of this poll in the peer's GRO (all of one flow)
     while sent < budget:
         k, idx = cons_peek(m, tx, 1, now(m))
         if k == 0:
@@ -262,13 +322,17 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
             ln = m[m[H_FLEN] + addr // m[H_FRAME]]
             charge(m, cc, cb, op.VETH_XSK_BUILD_SKB, 1, 0)
             charge(m, cc, cb, op.MEMCPY, 1, ln)
+            llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)  # xsk_tx_completed_addr
             charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
             _gro_csum(m, cc, cb, 1)
-            _sink(m, cc, cb, 1)
-            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+            gro += 1
+            if not m[D_GRO] or gro == m[D_GRO_MAX]:
+                _gro_deliver(m, cc, cb, gro)
+                gro = 0
     if agg:
         _emit_aggregate(m, cc, cb, agg)
+    _gro_deliver(m, cc, cb, gro)
     if sent:
         cons_release(m, tx, now(m))  # xsk_tx_release
         charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)  # napi_schedule(&peer_rq->xdp_napi)

@@ -21,6 +21,12 @@ class VethConfig(Section):
     csum_offload: bool = fld(True, "checksum offload on the paths that have it "
                              "(udp: CHECKSUM_PARTIAL; batch: udp4_hwcsum); off = software "
                              "csum in the context that computes it")
+    gro_udp_fwd: bool = fld(False, "rx-udp-gro-forwarding on the peer (NETIF_F_GRO_UDP_FWD, "
+                            "off by default): the peer's GRO merges same-flow UDP skbs of a "
+                            "poll into one GSO skb (copy and zerocopy without batch)")
+    nic_uso: bool = fld(True, "the NIC past the bridge segments UDP GSO skbs (mlx5 "
+                        "NETIF_F_GSO_UDP_L4); off = validate_xmit_skb segments them in "
+                        "software, one skb per segment, in the sending softirq")
     backlog_size: int = fld(1000, "netdev_max_backlog (udp mode)", unit="skbs", lo=1,
                             hi=100000)
     sink_extra_cycles: int = fld(0, "extra per-skb work past the peer, on top of "

@@ -1,13 +1,18 @@
 """The veth pair: udp baseline, AF_XDP copy mode (ptr_ring + veth_poll) and the RFC's
 zero-copy tx NAPI (optionally batching into GSO skbs). See kernel.py."""
+from xskbench.devices.record import in_order
 from xskbench.machine import Context, build, start_app
+from xskbench.queues import llc_miss_ppm, packet_bytes
 
 from . import kernel as k
+
+UDP_GRO_CNT_MAX = 64
+GRO_MAX_SIZE = 65536
 
 
 def setup(cfg, hz, cc, cb):
     v = cfg.veth
-    contexts = (
+    contexts = in_order(k.CONTEXTS, [
         Context("app", v.app_cpu),
         # the "host" side: whichever context runs the peer's stack in this mode
         Context("backlog", v.app_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.app_cpu}",
@@ -16,10 +21,10 @@ def setup(cfg, hz, cc, cb):
                 host=cfg.mode == "copy"),
         Context("napi_tx", v.napi_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.napi_cpu}",
                 host=cfg.mode == "zerocopy"),
-    )
+    ])
     mach = build(cfg, hz, contexts, extra_labels={"sys": v.app_cpu})
     m = mach.m
-    m[k.D_MODE] = ("udp", "copy", "zerocopy").index(cfg.mode)
+    m[k.D_MODE] = k.MODES.index(cfg.mode)
     m[k.D_BATCH] = int(v.batch)
     m[k.D_MAXSEG] = v.batch_max_segs
     m[k.D_CSUM] = int(v.csum_offload)
@@ -28,6 +33,11 @@ def setup(cfg, hz, cc, cb):
     m[k.D_BUDGET] = v.napi_budget
     m[k.D_EXTRA] = v.sink_extra_cycles
     m[k.D_L_SYS] = mach.label("sys")
+    m[k.D_GRO] = int(v.gro_udp_fwd)
+    # udp_gro_receive_segment: at most UDP_GRO_CNT_MAX segments and 64 KB per merged skb
+    m[k.D_GRO_MAX] = max(1, min(UDP_GRO_CNT_MAX, GRO_MAX_SIZE // (cfg.workload.packet_size - 34)))
+    m[k.D_USO] = int(v.nic_uso)
+    m[k.D_LLC_PPM] = llc_miss_ppm(cfg, packet_bytes(cfg, v.ptr_ring_size))
     start_app(mach, cfg, cc, cb, k.APP, k.PEER)
     return mach
 

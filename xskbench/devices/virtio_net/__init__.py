@@ -3,6 +3,8 @@ virtqueues, with a vhost-user polling PMD or a vhost-net worker on the host."""
 from ..record import Device
 from .section import VirtioConfig
 
+PMD_BURST = 32  # the DPDK virtio PMD's rx burst and rearm threshold (kernel.py)
+
 
 def check(cfg):
     v = cfg.virtio
@@ -14,6 +16,11 @@ def check(cfg):
     if cfg.mode != "pmd" and v.queue_size > cfg.xsk.fill_size:
         raise ValueError(f"virtio.queue_size={v.queue_size} must be <= xsk.fill_size="
                          f"{cfg.xsk.fill_size} (the rx queue is filled from the fill ring)")
+    if cfg.mode == "pmd" and cfg.workload.kind != "txonly" and v.queue_size < PMD_BURST:
+        raise ValueError(f"virtio.queue_size={v.queue_size} must be >= {PMD_BURST} in mode "
+                         f"'pmd' with workload {cfg.workload.kind!r} (the DPDK virtio PMD rearms "
+                         f"its rx queue {PMD_BURST} descriptors at a time); allowed: "
+                         f"virtio.queue_size >= {PMD_BURST}")
 
 
 def _notifies(cfg):

@@ -49,6 +49,7 @@ from xskbench.kernels.layout import (
 )
 from xskbench.kernels.multiq import pick, share
 
+from . import PMD_BURST
 from . import virtqueue as vq
 
 (
@@ -56,14 +57,20 @@ from . import virtqueue as vq
     D_EXIT_DELAY, D_L_SYS, D_TXSCHED, D_TXCTX, D_TXMISSED, D_TXLAST, D_PRIME, D_HDR,
     D_RXLEN, D_CLEANTX, D_HOST_BURST, D_HOST_SLEEP, D_HSCR,
 ) = range(DEV_BASE, DEV_BASE + 21)
-MODE_ZC, MODE_COPY, MODE_PMD = range(3)
-WAKE_LOCAL, WAKE_IPI, WAKE_INLINE = range(3)
-HOST_USER, HOST_NET = range(2)
-# context ids (kernel modes)
-APP, TXN, TXL, RXN, HOST = range(5)
-# context ids (pmd mode)
-PMD, PHOST = 0, 1
-PMD_BURST = 32
+# D_MODE, D_WAKEUP, D_HOSTKIND values: the config's names, in this order
+MODES = ("zerocopy", "copy", "pmd")
+MODE_ZC, MODE_COPY, MODE_PMD = range(len(MODES))
+WAKEUPS = ("local", "ipi", "inline")
+WAKE_LOCAL, WAKE_IPI, WAKE_INLINE = range(len(WAKEUPS))
+HOSTS = ("vhost-user", "vhost-net")
+HOST_USER, HOST_NET = range(len(HOSTS))
+FIELD_ENUMS = {"wakeup": WAKEUPS, "host": HOSTS}  # virtio.<field> -> the kernel's numbering
+# context ids in this order, per mode (setup builds them by these names)
+GUEST_CONTEXTS = ("app", "napi_tx", "napi_tx_local", "napi_rx", "host")
+PMD_CONTEXTS = ("pmd", "host")
+CONTEXTS = {"zerocopy": GUEST_CONTEXTS, "copy": GUEST_CONTEXTS, "pmd": PMD_CONTEXTS}
+APP, TXN, TXL, RXN, HOST = range(len(GUEST_CONTEXTS))
+PMD, PHOST = range(len(PMD_CONTEXTS))
 
 
 # --- kicks and interrupts ------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """virtio-net: the guest driver (AF_XDP zero copy / copy, or the DPDK virtio PMD) on two
 split virtqueues, with a vhost-user polling PMD (or vhost-net worker) on its own host CPU."""
+from xskbench.devices.record import in_order
 from xskbench.kernels.engine import wake
 from xskbench.kernels.layout import H_ARR_END, MC
 from xskbench.kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
@@ -18,18 +19,19 @@ def setup(cfg, hz, cc, cb):
     pmd = cfg.mode == "pmd"
     hcpu = HOST_CPU_BASE + v.host_cpu
     if pmd:
-        contexts = (Context("pmd", v.app_cpu), Context("host", hcpu, host=True))
+        contexts = [Context("pmd", v.app_cpu), Context("host", hcpu, host=True)]
         extra = {}
     else:
-        contexts = (Context("app", v.app_cpu),
+        contexts = [Context("app", v.app_cpu),
                     Context("napi_tx", v.tx_napi_cpu, softirq=True,
                             ksoftirqd=f"ksoftirqd/{v.tx_napi_cpu}"),
                     Context("napi_tx_local", v.app_cpu, softirq=True,
                             ksoftirqd=f"ksoftirqd/{v.app_cpu}"),
                     Context("napi_rx", v.rx_napi_cpu, softirq=True,
                             ksoftirqd=f"ksoftirqd/{v.rx_napi_cpu}"),
-                    Context("host", hcpu, host=True))
+                    Context("host", hcpu, host=True)]
         extra = {"sys": v.app_cpu}
+    contexts = in_order(k.CONTEXTS[cfg.mode], contexts)
     words = vq.vq_words(v.queue_size)
     mach = build(cfg, hz, contexts, extra_labels=extra,
                  dev_words={"virtio_txq": words, "virtio_rxq": words, "virtio_hscr": 512})
@@ -42,9 +44,9 @@ def setup(cfg, hz, cc, cb):
                    cache_thr)
     m[k.D_TXQ], m[k.D_RXQ], m[k.D_HSCR] = txq, rxq, mach.rings["virtio_hscr"]
     m[k.D_BUDGET] = v.napi_budget
-    m[k.D_MODE] = ("zerocopy", "copy", "pmd").index(cfg.mode)
-    m[k.D_WAKEUP] = ("local", "ipi", "inline").index(v.wakeup)
-    m[k.D_HOSTKIND] = ("vhost-user", "vhost-net").index(v.host)
+    m[k.D_MODE] = k.MODES.index(cfg.mode)
+    m[k.D_WAKEUP] = k.WAKEUPS.index(v.wakeup)
+    m[k.D_HOSTKIND] = k.HOSTS.index(v.host)
     ns = lambda x: round(x * 1e-9 * mc_per_s)  # noqa: E731
     m[k.D_IRQ_DELAY], m[k.D_IPI_DELAY], m[k.D_EXIT_DELAY] = (
         ns(v.irq_delay_ns), ns(v.ipi_delay_ns), ns(v.exit_delay_ns))
