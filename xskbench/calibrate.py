@@ -10,13 +10,17 @@ Free parameters. Each op part (per call, per byte) with a prior is one parameter
 ties (data/op_ties.csv) make several op parts share one (one memcpy per byte, one syscall entry
 everywhere). A testbed whose CPU is not stated adds one more: its clock, as a ratio to the
 assumed one (the row then reads a·x/(U·f0/R) − g = 0, still linear), held near 1 with a
-standard deviation of half its plausible range. Non-negative least squares
-solves it; the scenarios are re-emulated with the new costs (counts depend on timing) until the
-costs stop moving.
+standard deviation of half its plausible range and hard-bounded to that range (a clock at a
+bound is reported as such). A bounded linear least squares (op costs ≥ 0) solves it; the
+scenarios are re-emulated with the new costs (counts depend on timing), damped, for at most
+MAX_ITER rounds, and the profile records how much the last round still moved.
 
 The calibration set: the fit rows of data/published.csv plus one row per measured point of
 data/measurements/*.json that has an emulated counterpart (xskbench/real_calibrate.py), each
-at the measured machine's clock. ``fit(holdout=SOURCE)`` leaves one seed or one measured grid
+at the measured machine's clock. A measured point is a fit row only when its counterpart is
+the same device; the veth grids' counterpart is the null device (the emulated veth has no
+receive side), so they are ``compare`` rows: shown beside the emulation, never fitted.
+``fit(holdout=SOURCE)`` leaves one seed or one measured grid
 out; :func:`loo_costs` does the same from one set of equations (for ``reproduce --cv``).
 """
 import csv
@@ -24,7 +28,7 @@ import json
 import sys
 
 import numpy as np
-from scipy.optimize import nnls
+from scipy.optimize import lsq_linear
 
 from . import costs, ops, published, real_calibrate
 from .paths import COSTS_DIR, DATA_DIR
@@ -65,6 +69,10 @@ def measured_rows(directory=MEASUREMENTS):
         for r in got:
             r["seed"] = r["source"] = f"measured:{path.stem}"
             r["system"] = "this-machine"
+            measured_dev = r["point"]["result"]["config"]["device"]
+            if measured_dev != r["config"]["device"]:  # a stand-in, not a faithful counterpart
+                r["kind"] = "compare"
+                r["why"] = f"counterpart: {r['config']['device']} stands in for {measured_dev}"
         rows += got
         skipped += [(f"{path.stem}:{label}", w) for label, w in why]
     return rows, skipped
@@ -133,6 +141,15 @@ class Parameters:
         # a clock's prior sd: half its plausible range, relative to the assumed clock
         self.clock_sd = np.array([(beds[tb]["cpu_ghz_range"][1] - beds[tb]["cpu_ghz_range"][0])
                                   / 2 / self.ghz0[tb] for tb in self.clocks])
+        self.ratio_range = np.array([[g / self.ghz0[tb] for g in beds[tb]["cpu_ghz_range"]]
+                                     for tb in self.clocks]).reshape(-1, 2)
+
+    def bounds(self):
+        """(lower, upper) of every parameter: op parameters non-negative, clock ratios within
+        their testbed's plausible range."""
+        lo = np.concatenate([np.zeros(len(self.names)), self.ratio_range[:, 0]])
+        hi = np.concatenate([np.full(len(self.names), np.inf), self.ratio_range[:, 1]])
+        return lo, hi
 
     @property
     def size(self):
@@ -217,10 +234,12 @@ def system(rows, results, par, x):
 
 
 def solve(a, b, par):
-    """NNLS of the rows with the ridge rows."""
+    """Bounded least squares of the rows with the ridge rows: op parameters ≥ 0, each clock
+    ratio inside its plausible range."""
     ra, rb = par.ridge()
-    p, _ = nnls(np.vstack([a, ra]), np.concatenate([b, rb]), maxiter=50 * par.size)
-    return p
+    lo, hi = par.bounds()
+    return lsq_linear(np.vstack([a, ra]), np.concatenate([b, rb]), bounds=(lo, hi),
+                      method="bvls").x
 
 
 # --- emulation --------------------------------------------------------------------------------
@@ -259,12 +278,14 @@ def fit_rows(rows, holdout=None):
     return [r for r in rows if r["kind"] == "fit" and source_of(r) != holdout]
 
 
-def fit(rows=None, verbose=False, holdout=None, par=None):
+def fit(rows=None, verbose=False, holdout=None, par=None, report=None):
     """Fit the shared costs; returns (call costs, byte costs, priors, testbed clocks).
-    ``holdout``: a source (seed or measured grid) whose rows are left out."""
+    ``holdout``: a source (seed or measured grid) whose rows are left out. ``report`` (a dict)
+    receives the rounds run and the last round's largest relative change."""
     par = par or Parameters(costs.read_priors())
     rows = fit_rows(rows or calibration_rows(), holdout)
     p = par.start()
+    change = 0.0
     for it in range(MAX_ITER):
         x = np.concatenate(par.costs(p))
         new = solve(*system(rows, _emulate_all(rows, par, p), par, x), par)
@@ -282,6 +303,9 @@ def fit(rows=None, verbose=False, holdout=None, par=None):
         if rows:
             print(f"warning: the fit did not settle in {MAX_ITER} rounds (last change "
                   f"{100 * change:.1f} %): op counts still move with the costs", file=sys.stderr)
+    if report is not None:
+        report.update(rounds=it + 1, last_change=round(change, 5),
+                      settled=change < CONVERGED or not rows)
     call, byte = par.costs(p)
     return call, byte, par.priors, par.ghz(p)
 
@@ -378,7 +402,8 @@ def calibrate(out_dir=COSTS_DIR, verbose=True):
     """Fit and write one profile per testbed (each with the testbed's stated or fitted clock);
     fitted rows outside tolerance are named on stderr and recorded in the residuals."""
     rows = calibration_rows()
-    call, byte, priors, ghz = fit(rows, verbose=verbose)
+    report = {}
+    call, byte, priors, ghz = fit(rows, verbose=verbose, report=report)
     fitted = fit_rows(rows)
     res = residuals(fitted, call, byte, priors, ghz)
     missed = [r for r in res if not r["within"]]
@@ -392,15 +417,16 @@ def calibrate(out_dir=COSTS_DIR, verbose=True):
         about = spec.get("about", "")
         if not spec.get("cpu_stated", True):
             lo, hi = spec["cpu_ghz_range"]
+            at = " low" if ghz[tb] <= lo * 1.001 else " high" if ghz[tb] >= hi * 0.999 else ""
             about += (f"; clock fitted: {ghz[tb]:.3g} GHz (assumed {spec['cpu_ghz']:g}, "
-                      f"plausible {lo:g}-{hi:g}{'' if lo <= ghz[tb] <= hi else ', OUTSIDE'})")
+                      f"plausible {lo:g}-{hi:g}{f', AT ITS{at.upper()} BOUND' if at else ''})")
         written.append(write_profile(out_dir, tb, round(ghz[tb], 4), about, call, byte, priors,
-                                     fitted_ids, res, verbose))
+                                     fitted_ids, res, verbose, report))
     return written
 
 
 def write_profile(out_dir, testbed, cpu_ghz, about, call, byte, priors, fitted_ids, res,
-                  verbose=True):
+                  verbose=True, report=None):
     """Write ``<out_dir>/<testbed>.json``: op costs with provenance, fitted rows, residuals
     and the inputs hash :func:`costs.load` checks. The one writer of cost profiles."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -410,7 +436,7 @@ def write_profile(out_dir, testbed, cpu_ghz, about, call, byte, priors, fitted_i
                                   "; prior: " + priors[o][2]) if fitted_ids
                        else "prior: " + priors[o][2]}
                    for i, o in enumerate(ops.NAMES)},
-           "fit_rows": sorted(fitted_ids), "residuals": res}
+           "fit_rows": sorted(fitted_ids), "residuals": res, "convergence": report or {}}
     doc["inputs_hash"] = costs.inputs_hash(doc)
     path = out_dir / f"{testbed}.json"
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

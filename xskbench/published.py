@@ -8,7 +8,9 @@ Row kinds: ``fit`` rows enter the calibration; ``predict`` rows never do and dep
 the fit did not tune to them; ``identity`` rows are compared but follow from another row by a
 published identity (tx = rx, bps = pps × size, a bottleneck's 100 %) or restate a prior written
 from the same source (their ``why`` column says which); ``derived`` rows are computed from
-other rows; ``quoted`` numbers and raw ``sample``s are shown, not judged.
+other rows; ``quoted`` numbers and raw ``sample``s are shown, not judged; ``compare`` rows
+(measured points whose emulated counterpart is another device, calibrate.measured_rows) get an
+error but are neither fitted nor judged.
 """
 import csv
 import json

@@ -190,7 +190,9 @@ def fit(path, cpu_ghz=None, tolerance=TOLERANCE, verbose=False):
         raise ValueError(f"{path}: no measured point has an emulated counterpart")
     from . import calibrate  # calibrate reads the stored grids through this module
 
-    call, byte, priors, _ = calibrate.fit(fit_rows, verbose=verbose)
+    # this machine's profile: its own microbenchmarks are its priors (costs.read_priors)
+    par = calibrate.Parameters(costs.read_priors(here=True))
+    call, byte, priors, _ = calibrate.fit(fit_rows, verbose=verbose, par=par)
     res = calibrate.residuals(fit_rows, call, byte, priors)
     return {"source": str(path), "name": doc["name"], "cpu_ghz": ghz, "ghz_source": ghz_source,
             "call": call, "byte": byte, "priors": priors, "rows": fit_rows,

@@ -5,7 +5,9 @@ tolerance; each measured point of ``data/measurements/`` with an emulated counte
 too. The scenario runs once with its testbed's profile; the row's metric is read off the result
 and compared. ``fitted`` rows were used by the calibration; ``predicted`` rows never were and
 depend on costs no row of theirs tuned; ``identity`` rows restate another row or a prior (their
-``why`` says which). A scenario with assumed knobs (``assumed`` in scenarios.yaml, or an
+``why`` says which); ``compare`` rows are measured points whose counterpart is another device
+(``why``: which stands in for which): their error is shown, never fitted nor judged.
+A scenario with assumed knobs (``assumed`` in scenarios.yaml, or an
 unstated testbed clock) also gets a band: the row's value at each end of each knob's plausible
 range. ``cv`` adds each row's leave-one-source-out error.
 """
@@ -63,8 +65,9 @@ def reproduce(rows=None, runner=None, bands=True):
     for r in rows:
         emulated = metric_value(r, run)
         judged = r["kind"] in JUDGED
-        err = error_of(r, emulated) if judged else None
-        tol = float(r["tolerance"]) if judged else None
+        shown = judged or r["kind"] == "compare"
+        err = error_of(r, emulated) if shown else None
+        tol = float(r["tolerance"]) if shown else None
         lo, hi = band(r, run) if bands and judged else (None, None)
         out.append({"seed": r.get("seed") or r["source"], "id": r["id"],
                     "scenario": r["scenario"], "metric": r["metric"], "context": r["context"],
@@ -153,17 +156,17 @@ def render(df, loo=None, count=None):
     for r in df.itertuples():
         pct = r.unit == "%"
         fmt = (lambda v: f"{v:.2f} %") if pct else (lambda v: f"{v:,.0f}")
-        if r.within is None:
+        if r.within is None and r.kind != "compare":
             err = tol = ok = "-"
         else:
             err = _fmt_err(r.error, pct)
             tol = f"{r.tolerance:g}pt" if pct else f"{100 * r.tolerance:g}%"
-            ok = "yes" if r.within else "NO"
+            ok = "-" if r.within is None else "yes" if r.within else "NO"
         bnd = "" if r.band_lo is None or pd.isna(r.band_lo) else \
             f"{fmt(r.band_lo)} .. {fmt(r.band_hi)}"
         lines.append(f"{r.id[:32]:32} {r.metric[:7]:7} {fmt(r.published):>14} "
                      f"{fmt(r.emulated):>14} {err:>8} "
-                     + (f"{_fmt_err(loo.get(r.id), pct):>8} " if cv else "")
+                     + (f"{_fmt_err(_loo(r, loo), pct):>8} " if cv else "")
                      + f"{tol:>5}  {r.kind:9} {ok:3} {bnd}")
     judged = df[df.within.notna()]
     bad = int((judged.within == False).sum())  # noqa: E712 - a column of objects
@@ -171,12 +174,23 @@ def render(df, loo=None, count=None):
     lines.append(f"{len(df)} numbers, {len(judged)} compared ({n['fitted']} fitted, "
                  f"{n['predicted']} predicted, {n['identity']} identities): "
                  f"{len(judged) - bad} within tolerance, {bad} outside")
+    cmp = df[df.kind == "compare"]
+    if len(cmp):
+        errs = 100 * cmp.error.abs()
+        lines.append(f"{len(cmp)} measured comparisons, not fitted (" +
+                     "; ".join(sorted(set(cmp.why))) + f"): median |error| "
+                     f"{errs.median():.1f}%, worst {errs.max():.1f}%")
     if cv:
         lines.append(loo_summary(df, loo))
     if count:
         lines.append(f"calibration set: {count[0]} fit rows, {count[1]} free parameters "
                      f"carrying > 2 % of some fit row's cycles")
     return "\n".join(lines)
+
+
+def _loo(r, loo):
+    """A row's left-out error: a compare row was never fitted, so its error already is."""
+    return r.error if r.kind == "compare" else loo.get(r.id)
 
 
 def loo_summary(df, loo):
