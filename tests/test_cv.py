@@ -82,5 +82,37 @@ def test_reproduce_cv_prints_fitted_and_left_out_errors(capsys):
     row = next(ln for ln in lines if ln.startswith("xdp-afxdp-rxdrop"))
     assert row.count("%") >= 3  # fitted error, left-out error, tolerance
     assert "leave-one-source-out |error|" in out and "median" in out and "worst" in out
-    assert "calibration set: 9 fit rows" in out
+    # the veth grid is emulated on the null device: compared, never fitted
+    assert "calibration set: 1 fit rows" in out
+    assert "measured comparisons, not fitted (counterpart: null stands in for veth)" in out
+    assert all(" compare " in ln for ln in lines if ln.startswith("veth_copy_rxdrop"))
     assert main(["reproduce", "--sources", "nope"]) == 2
+
+
+def test_a_clock_is_held_inside_its_plausible_range(par):
+    """Rows that would need a clock 4x the assumed one get the range's upper end instead."""
+    k = par.clocks.index("tun-ovs")
+    a = np.zeros((1, par.size))
+    a[0, len(par.names) + k] = 1.0
+    p = calibrate.solve(a, np.array([4.0]), par)
+    lo, hi = published.testbeds()["tun-ovs"]["cpu_ghz_range"]
+    assert par.ghz(p)["tun-ovs"] == pytest.approx(hi)
+    assert all(p[:len(par.names)] >= 0)
+
+
+def test_a_measured_point_on_a_stand_in_device_is_compared_not_fitted():
+    rows, _ = calibrate.measured_rows()
+    veth = [r for r in rows if r["point"]["result"]["config"]["device"] == "veth"]
+    assert veth and all(r["kind"] == "compare" for r in veth)
+    assert {r["why"] for r in veth} == {"counterpart: null stands in for veth"}
+    assert not any(calibrate.source_of(r).startswith("measured:")
+                   for r in calibrate.fit_rows(calibrate.calibration_rows()))
+
+
+def test_this_vms_microbenchmarks_are_priors_only_for_this_machine():
+    shared, here = costs.read_priors(), costs.read_priors(here=True)
+    assert shared["__sys_sendto"][0] == 500 and shared["__sys_sendto"][3] == ()
+    assert "not a bare-metal prior" in shared["__sys_sendto"][2]
+    assert here["__sys_sendto"][3] == ("call",) and here["__sys_sendto"][0] != 500
+    # a cited bare-metal measurement (the SLUB pair, i7-4790K) holds for every testbed
+    assert shared["__kmalloc"][:1] == (43.0,) and shared["__kmalloc"][3] == ("call",)

@@ -336,7 +336,7 @@ def count(rows, results, par, x, share=0.02):
 def profile_clocks():
     """Each testbed's clock as its profile has it (fitted if unstated); the assumed clock where
     no profile is written yet."""
-    return {tb: costs.load(tb).cpu_ghz if (COSTS_DIR / f"{tb}.json").exists()
+    return {tb: costs.load(tb).cpu_ghz if (costs.COSTS_DIR / f"{tb}.json").exists()
             else float(spec["cpu_ghz"]) for tb, spec in testbeds().items()}
 
 

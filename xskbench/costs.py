@@ -44,7 +44,9 @@ def read_priors(path=PRIORS, bench_path=BENCH, here=False):
     gives the per-byte cost 1/value, anything else cycles per call. It replaces the estimate
     only with ``here`` (a profile of this machine, real_calibrate), where that part is then
     measured (held as firmly as a row); the published testbeds are bare metal (a syscall costs
-    620 cycles here, several times bare metal), so for them it is only noted in the source."""
+    620 cycles here, several times bare metal), so for them it is only noted in the source.
+    An entry with a ``source`` is a cited bare-metal measurement (the SLUB pair): it is held
+    firmly for every testbed."""
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["op"] and not r["op"].startswith("#")]
     unknown = sorted({r["op"] for r in rows} - set(ops.NAMES))
@@ -57,16 +59,18 @@ def read_priors(path=PRIORS, bench_path=BENCH, here=False):
         if r.get("bench") and (got := _bench_value(bench, r["bench"])) is not None:
             value, per_byte = got
             seen = f"microbench.json {r['bench']} = {value:.4g}"
-            if not here:
+            cited = bench[r["bench"].split(".")[0]].get("source")
+            if not (cited or here):
                 source += f"; this VM measured {seen} (not a bare-metal prior)"
-            elif per_byte:
-                byte, measured = 1.0 / value, ("byte",)
             else:
-                call, measured = value, ("call",)
-            if here:
-                source = f"measured here: {seen} (was: {source})"
+                if per_byte:
+                    byte, measured = 1.0 / value, ("byte",)
+                else:
+                    call, measured = value, ("call",)
+                source = (f"cited bare-metal measurement: {seen} ({cited[:60]})" if cited
+                          else f"measured here: {seen}") + f" (was: {source})"
         out[r["op"]] = (call, byte, source, measured)
-    return out
+    return {o: out[o] for o in ops.NAMES if o in out}  # in op order, as the cost arrays
 
 
 def _bench_value(bench, spec):
