@@ -184,8 +184,21 @@ def load(path: str | Path) -> "RunConfig":
         data = data["config"]  # the JSON that xskbench.export writes beside a figure
     try:
         if isinstance(data, dict):
-            loading.check_scalar_fields(data)
+            _check_scalar_fields(data)
         # An empty YAML file means "all defaults".
         return RunConfig.from_dict({} if data is None else data, parse_strings=not json_file)
     except (ValueError, TypeError) as err:
         raise ValueError(f"{path}: {loading.one_line(err)}") from None
+
+
+def _check_scalar_fields(data: dict) -> None:
+    """A list or mapping where one value belongs (``device: [..]``, ``xsk: {tx_size: {..}}``)
+    is named here, briefly, before the config's own checks would repr all of it."""
+    for key, value in data.items():
+        values = value.items() if key in SECTIONS and isinstance(value, dict) else \
+            [(None, value)] if key in ("device", "mode") else []
+        for name, v in values:
+            if isinstance(v, list | dict):
+                where = f"{key}.{name}" if name is not None else key
+                raise ValueError(f"{where}={loading.quote(v)}: a {type(v).__name__}; allowed: "
+                                 "one value (see `xskbench fields`)")

@@ -17,8 +17,6 @@ from typing import Any
 
 import yaml
 
-from .sections import SECTIONS
-
 MAX_BYTES = 1 << 20   # a config or grid file is a few kB
 MAX_DEPTH = 16        # a grid's sample spec is 4 levels deep
 MAX_STR = 4096        # no field takes a longer string
@@ -150,16 +148,3 @@ def load_document(path: str | Path, *, yaml_default: bool = False) -> Any:
         return parse(text, json_file)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-
-
-def check_scalar_fields(data: dict) -> None:
-    """A list or mapping where one value belongs (``device: [..]``, ``xsk: {tx_size: {..}}``)
-    is named here, briefly, before the config's own checks would repr all of it."""
-    for key, value in data.items():
-        values = value.items() if key in SECTIONS and isinstance(value, dict) else \
-            [(None, value)] if key in ("device", "mode") else []
-        for name, v in values:
-            if isinstance(v, list | dict):
-                where = f"{key}.{name}" if name is not None else key
-                raise ValueError(f"{where}={quote(v)}: a {type(v).__name__}; allowed: one value "
-                                 "(see `xskbench fields`)")
