@@ -13,6 +13,7 @@ import pandas as pd
 from .devices import DEVICES
 from .fields import fmt
 from .kernels import layout as L
+from .results import Result
 
 MAX_CPU = 63
 LINE = 64  # bytes per cache line
@@ -153,8 +154,6 @@ def _sum_tree(items):
 def combine(cfg, results):
     """One Result for the whole machine: labels ``q<i>/<ctx>``, op tables stacked, counters
     and books summed; the per-queue results are kept in ``queues``."""
-    from .results import Result
-
     if len(results) == 1:
         return results[0]
     r0 = results[0]

@@ -49,8 +49,9 @@ import pandas as pd
 
 from . import __version__
 from .config import DEVICE_MODES, RunConfig, _one_line
+from .config import full_dict as full
 from .config_dict import apply as _apply
-from .config_dict import field_of, flatten, full, normalise, path_types, paths, plain, unflatten
+from .config_dict import field_of, flatten, normalise, path_types, paths, plain, unflatten
 from .devices import DEVICES
 from .fields import FieldInfo, iter_fields
 from .loading import quote
