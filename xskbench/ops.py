@@ -115,6 +115,16 @@ OPS = (
     ("virtio_rxq_rearm", "DPDK virtio PMD rx refill: mbuf alloc + avail entry"),
     ("virtio_xmit_pkts", "DPDK virtio PMD tx: one packet (header push, 1 descriptor)"),
     ("virtio_xmit_cleanup", "DPDK virtio PMD tx cleanup: one used entry, mbuf free"),
+    # --- busy poll, vhost-net guest TX (handle_tx), checksum offload ------------------------
+    ("napi_watchdog", "hrtimer interrupt: napi_watchdog schedules a deferred-IRQ NAPI"),
+    ("handle_tx", "one vhost-net handle_tx_copy pass: vq mutex, disable/enable notify"),
+    ("vhost_get_vq_desc", "vhost_get_vq_desc: one guest TX avail entry to an iovec"),
+    ("tun_get_user", "tun_sendmsg → tun_get_user: vnet header, skb alloc (per packet)"),
+    ("copy_from_iter", "payload copy from guest memory into the skb (per byte)"),
+    ("netif_receive_skb", "host stack receive of tap's skb: bridge lookup, sink (drop)"),
+    ("vhost_net_busy_poll", "one vhost_net_busy_poll spin over the vq (busyloop_timeout)"),
+    ("app_csum", "user space: the application's L4 checksum over the frame (per byte)"),
+    ("xsk_tx_metadata_request", "the driver's checksum request from XDP_TX_METADATA"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -224,3 +234,13 @@ VIRTIO_RECV_PKTS = INDEX["virtio_recv_pkts"]
 VIRTIO_RXQ_REARM = INDEX["virtio_rxq_rearm"]
 VIRTIO_XMIT_PKTS = INDEX["virtio_xmit_pkts"]
 VIRTIO_XMIT_CLEANUP = INDEX["virtio_xmit_cleanup"]
+# busy poll, vhost-net guest TX, checksum offload
+NAPI_WATCHDOG = INDEX["napi_watchdog"]
+HANDLE_TX = INDEX["handle_tx"]
+VHOST_GET_VQ_DESC = INDEX["vhost_get_vq_desc"]
+TUN_GET_USER = INDEX["tun_get_user"]
+COPY_FROM_ITER = INDEX["copy_from_iter"]
+NETIF_RECEIVE_SKB = INDEX["netif_receive_skb"]
+VHOST_NET_BUSY_POLL = INDEX["vhost_net_busy_poll"]
+APP_CSUM = INDEX["app_csum"]
+XSK_TX_METADATA_REQUEST = INDEX["xsk_tx_metadata_request"]
