@@ -11,9 +11,10 @@ from numba import njit
 
 from .. import ops as op
 from .. import stats as st
-from .engine import charge, count, now
+from .engine import charge, count, cx, now, wake
 from .faults import fill_held, fill_stopped, offered_clock, offered_time
 from .layout import (
+    CX_SCHED,
     H_APPSTK,
     H_APPSTK_N,
     H_BATCH,
@@ -597,23 +598,38 @@ def bp_init(m, bp, xsk, napi_id, mc_per_s):
 
 
 @njit(cache=True, inline="always")
-def bp_on(m, bp):
-    """sk_can_busy_loop and a valid NAPI id: the syscall runs napi_busy_loop, and in zero
-    copy xsk_no_wakeup skips ndo_xsk_wakeup."""
-    return m[bp + BP_NAPI_ID] != 0
-
-
-@njit(cache=True, inline="always")
 def bp_masked(m, bp):
     """The device interrupt stays masked: the busy poller or the watchdog polls instead."""
     return m[bp + BP_MASKED] != 0
 
 
+BP_OFF, BP_SOFTIRQ, BP_POLL = range(3)  # what bp_begin found
+
+
 @njit(cache=True)
-def bp_prefer(m, bp):
-    """napi_busy_loop found softirq owning the NAPI: set NAPI_STATE_PREFER_BUSY_POLL so the
-    softirq yields after its current poll."""
-    m[bp + BP_PREFER] = 1
+def bp_begin(m, cc, cb, bp, c):
+    """sk_busy_loop's entry from a syscall: BP_OFF when the socket does not busy-poll;
+    BP_SOFTIRQ when softirq owns the NAPI (context ``c``): napi_busy_loop sets
+    NAPI_STATE_PREFER_BUSY_POLL so the softirq yields after its current poll; BP_POLL: the
+    caller polls (one non-blocking pass, bp_stop, busy_poll_stop's poll, bp_end)."""
+    if m[bp + BP_NAPI_ID] == 0:
+        return BP_OFF
+    charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
+    if cx(m, c, CX_SCHED):
+        m[bp + BP_PREFER] = 1
+        return BP_SOFTIRQ
+    return BP_POLL
+
+
+@njit(cache=True)
+def bp_end(m, bp, c):
+    """After the two busy polls: count them; while the interrupt stays masked the NAPI
+    context ``c`` sleeps until the watchdog is due (True)."""
+    count(m, st.BUSY_POLLS, 2)
+    if m[bp + BP_MASKED] == 0:
+        return False
+    wake(m, c, m[bp + BP_DUE])
+    return True
 
 
 @njit(cache=True)

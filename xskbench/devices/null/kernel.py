@@ -258,18 +258,14 @@ def _busy_poll(m, cc, cb):
     gro_flush_timeout) the interrupt stays masked under the napi_watchdog timer; without
     it the driver re-enables the interrupt, or softirq takes over a full budget. Returns
     True when the socket busy-polls (and in zero copy xsk_no_wakeup skips the wakeup)."""
-    if not afxdp.bp_on(m, D_BP):
-        return False
-    charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
-    if cx(m, NAPI, CX_SCHED):
-        afxdp.bp_prefer(m, D_BP)
-        return True
+    state = afxdp.bp_begin(m, cc, cb, D_BP, NAPI)
+    if state != afxdp.BP_POLL:
+        return state == afxdp.BP_SOFTIRQ
     budget = m[H_BUSYBUDGET]
     poll(m, cc, cb, budget)
-    masked = afxdp.bp_stop(m, D_BP)
+    afxdp.bp_stop(m, D_BP)
     full = poll(m, cc, cb, budget)
-    count(m, st.BUSY_POLLS, 2)
-    if masked:  # a pending interrupt is not raised: the watchdog polls if the app stops
+    if afxdp.bp_end(m, D_BP, NAPI):  # a pending interrupt is not raised
         cx_set(m, NAPI, CX_A, 0)
         cx_set(m, NAPI, CX_READY, INF)
         wake(m, NAPI, m[D_BP + afxdp.BP_DUE])

@@ -295,21 +295,15 @@ def _busy_poll(m, cc, cb):
     softirq owns it, then busy_poll_stop's second poll; with deferral rx callbacks stay
     disabled under the napi_watchdog timer, else virtqueue_napi_complete re-arms them.
     Returns True when the socket busy-polls."""
-    if not afxdp.bp_on(m, D_BP):
-        return False
-    charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
-    if cx(m, RXN, CX_SCHED):
-        afxdp.bp_prefer(m, D_BP)
-        return True
+    state = afxdp.bp_begin(m, cc, cb, D_BP, RXN)
+    if state != afxdp.BP_POLL:
+        return state == afxdp.BP_SOFTIRQ
     budget = m[H_BUSYBUDGET]
     rx_poll(m, cc, cb, budget)
-    masked = afxdp.bp_stop(m, D_BP)
+    afxdp.bp_stop(m, D_BP)
     full = rx_poll(m, cc, cb, budget)
-    count(m, st.BUSY_POLLS, 2)
-    q = m[D_RXQ]
-    if masked:
-        vq.vq_disable_cb(m, q)
-        wake(m, RXN, m[D_BP + afxdp.BP_DUE])
+    if afxdp.bp_end(m, D_BP, RXN):
+        vq.vq_disable_cb(m, m[D_RXQ])
     elif full:
         napi_schedule(m, RXN, now(m))
     else:
