@@ -190,7 +190,8 @@ def test_vhost_net_worker_runs_handle_tx_per_kick():
     calls = r.op_calls[host]
     assert calls[ops.HANDLE_TX] > 0
     # per guest TX packet: one descriptor, one tun_get_user, one copy out of guest memory
-    for name in ("VHOST_GET_VQ_DESC", "TUN_GET_USER", "COPY_FROM_ITER", "NETIF_RECEIVE_SKB"):
+    for name in ("VHOST_GET_VQ_DESC", "TUN_GET_USER", "COPY_FROM_ITER", "NETIF_RECEIVE_SKB",
+                 "BR_HANDLE_FRAME", "KFREE_SKB"):
         assert calls[getattr(ops, name)] == pytest.approx(calls[ops.VHOST_GET_VQ_DESC], rel=0.01)
     assert r.counters["kicks"] > 0 and r.counters["vhost_wakeups"] > 0
     assert r.op_calls[:, ops.VHOST_USER_POLL].sum() == 0  # not the vhost-user PMD's ops

@@ -121,7 +121,7 @@ OPS = (
     ("vhost_get_vq_desc", "vhost_get_vq_desc: one guest TX avail entry to an iovec"),
     ("tun_get_user", "tun_sendmsg → tun_get_user: vnet header, skb alloc (per packet)"),
     ("copy_from_iter", "payload copy from guest memory into the skb (per byte)"),
-    ("netif_receive_skb", "host stack receive of tap's skb: bridge lookup, sink (drop)"),
+    ("br_handle_frame", "host bridge ingress of the tap's skb: fdb lookup, to the sink"),
     ("vhost_net_busy_poll", "one vhost_net_busy_poll spin over the vq (busyloop_timeout)"),
     ("app_csum", "user space: the application's L4 checksum over the frame (per byte)"),
     ("xsk_tx_metadata_request", "the driver's checksum request from XDP_TX_METADATA"),
@@ -240,7 +240,7 @@ HANDLE_TX = INDEX["handle_tx"]
 VHOST_GET_VQ_DESC = INDEX["vhost_get_vq_desc"]
 TUN_GET_USER = INDEX["tun_get_user"]
 COPY_FROM_ITER = INDEX["copy_from_iter"]
-NETIF_RECEIVE_SKB = INDEX["netif_receive_skb"]
+BR_HANDLE_FRAME = INDEX["br_handle_frame"]
 VHOST_NET_BUSY_POLL = INDEX["vhost_net_busy_poll"]
 APP_CSUM = INDEX["app_csum"]
 XSK_TX_METADATA_REQUEST = INDEX["xsk_tx_metadata_request"]

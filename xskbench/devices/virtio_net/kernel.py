@@ -533,8 +533,9 @@ def _vhost_signal(m, cc, cb, q, n):
 @njit(cache=True)
 def _handle_tx(m, cc, cb, arm):
     """handle_tx_copy: per guest TX buffer vhost_get_vq_desc, tun_sendmsg → tun_get_user
-    (skb alloc, copy out of guest memory), netif_receive_skb into the host stack (a bridge
-    to a sink; l2fwd: forwarded back out the tap, tun_net_xmit into the tfile ptr_ring);
+    (skb alloc, copy out of guest memory), netif_receive_skb into the host stack and its
+    bridge (br_handle_frame) to a sink that frees it (l2fwd: forwarded back out the tap,
+    tun_net_xmit into the tfile ptr_ring);
     used entries signalled per VHOST_NET_BATCH. An empty ring re-enables guest kicks only
     when ``arm`` (not while vhost_net_busy_poll spins). Returns (packets, weight exceeded)."""
     q = m[D_TXQ]
@@ -556,8 +557,11 @@ def _handle_tx(m, cc, cb, arm):
         charge(m, cc, cb, op.VHOST_GET_VQ_DESC, 1, 0)
         charge(m, cc, cb, op.TUN_GET_USER, 1, 0)
         charge(m, cc, cb, op.COPY_FROM_ITER, 1, ln)
-        charge(m, cc, cb, op.NETIF_RECEIVE_SKB, 1, 0)
-        if m[H_WORKLOAD] == WL_L2FWD:  # back out the tap into its tfile ptr_ring
+        charge(m, cc, cb, op.NETIF_RECEIVE_SKB, 1, 0)  # netif_receive_skb → the bridge
+        charge(m, cc, cb, op.BR_HANDLE_FRAME, 1, 0)
+        if m[H_WORKLOAD] != WL_L2FWD:  # the sink drops it
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+        else:  # back out the tap into its tfile ptr_ring
             charge(m, cc, cb, op.TUN_NET_XMIT, 1, 0)
             count(m, st.OFFERED, 1)
             if m[D_VH_LOOP] >= TUN_READQ_SIZE:
