@@ -111,8 +111,9 @@ def queue_configs(cfg):
     for q, share in enumerate(traffic_shares(mq.queues, mq.skew)):
         changes = {f"{section}.{f}": cpus[q] for f, cpus in plan.items()}
         changes["workload.rate_pps"] = None if rate is None else rate * share
-        wire = dev.wire_field
-        if wire:  # the queues' fair shares of a rate they all pass through
+        wires = dev.wire_field or ()
+        for wire in (wires,) if isinstance(wires, str) else wires:
+            # the queues' fair shares of a rate they all pass through
             changes[f"{section}.{wire}"] = getattr(getattr(cfg, section), wire) / mq.queues
         # the queues' working sets compete for one LLC: each keeps an equal part of it
         changes["testbed.llc_mb"] = cfg.testbed.llc_mb / mq.queues

@@ -34,6 +34,8 @@ M32 = 0xFFFFFFFF
 # multi-queue: the earliest start of any other queue's context (bounds an idle-spin replay),
 # and whether the queues' sockets share one pool (XDP_SHARED_UMEM)
 H_EXT_HZN, H_SHARED_POOL = range(80, 82)
+H_TXCSUM = 82  # xsk.tx_csum: TXCSUM_NONE / _APP / _OFFLOAD
+TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)
 DEV_BASE = 96
 HDR = 192
 
