@@ -29,13 +29,14 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
+import yaml
 
 import xskbench
 from xskbench import plotting
 from xskbench.compare import changed_keys, cover_letter, delta_rows, profile_diff
 from xskbench.config import DEVICE_MODES, RunConfig
 from xskbench.devices import DEVICES
-from xskbench.export import cli_line, config_tag
+from xskbench.export import cli_line, config_tag, export
 from xskbench.fields import FieldInfo, fmt, iter_fields
 from xskbench.sections import SECTIONS
 
@@ -1000,8 +1001,6 @@ class Explorer:
     def save(self, fmt_: str = "yaml", stem: str | Path | None = None) -> Path | None:
         """Write the current config as ``<stem>-<hash>.yaml`` or ``.json``; loads back with
         ``xskbench.load`` (or the Load button)."""
-        import yaml
-
         try:
             cfg = self.config_from_controls()
             path = self._unique(Path(stem or self.file_stem.value), cfg, fmt_)
@@ -1041,8 +1040,6 @@ class Explorer:
         """Export one view (default: the dropdown's) as ``<stem>-<view>-<config hash>.*``
         (default stem: the text box), with :func:`xskbench.export`; returns format -> path
         (empty, and a message in the widget, if it failed)."""
-        from xskbench.export import export
-
         view = view or self.export_view.value
         stem = Path(stem or self.export_stem.value)
         self.export_out.value = "<i>exporting…</i>"
