@@ -33,6 +33,7 @@ import yaml
 
 import xskbench
 from xskbench import plotting
+from xskbench import sweep as sweep_engine
 from xskbench.compare import changed_keys, cover_letter, delta_rows, profile_diff
 from xskbench.config import DEVICE_MODES, RunConfig
 from xskbench.devices import DEVICES
@@ -273,14 +274,9 @@ def sweep_points(info: FieldInfo, current: Any, n: int = SWEEP_POINTS,
 
 
 def run_sweep(cfg: Any, key: str, points: Sequence[Any]) -> list[Any]:
-    """``xskbench.run`` at each value of ``key``; an invalid point gives its message."""
-    out: list[Any] = []
-    for v in points:
-        try:
-            out.append(xskbench.run(cfg.replace(**{key: v})))
-        except ValueError as err:
-            out.append(str(err))
-    return out
+    """The emulator at each value of ``key`` (the sweep engine, uncached); an invalid point
+    gives its one-line message."""
+    return sweep_engine.outcomes(cfg, {key: list(points)})
 
 
 # --- figure widgets -----------------------------------------------------------------------
