@@ -1,22 +1,40 @@
 """``run(config)``: build the arena, run the device's kernel, collect the result."""
+import sys
+import time
+
 import numpy as np
 
 from . import costs, faults, queues
 from .devices import get as get_device
+from .kernels import loop
 from .results import collect
 
+# the kernel runs this many quanta per call: ~30-200 ms of wall, so Ctrl-C and the progress
+# line get a turn that often while the per-call overhead stays negligible
+CHUNK_EVENTS = 100_000
+# no legitimate run comes near this many quanta per emulated second per queue pair (the
+# busiest, virtio-net copy txonly, runs ~23 M): past it a context is spinning without virtual
+# time passing, and the run stops with an error instead of hanging
+EVENT_BUDGET = 2e8
 
-def run(cfg):
+
+class EventBudgetExceeded(ValueError):
+    """A run needed more quanta than ``EVENT_BUDGET`` allows."""
+
+
+def run(cfg, progress=False):
+    """One run of ``cfg``; ``progress``: draw a progress line on a terminal's stderr when the
+    run takes more than a second."""
     prof = costs.for_config(cfg)
-    return emulate(cfg, prof, (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9)
+    return emulate(cfg, prof, (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9, progress)
 
 
-def emulate(cfg, prof, hz):
+def emulate(cfg, prof, hz, progress=False):
     """One run of ``cfg`` with the cost profile ``prof`` on a ``hz`` CPU."""
     dev = get_device(cfg.device)
     cc, cb = prof.arrays(run_speed(cfg))
     cfgs = queues.queue_configs(cfg)
-    machs = simulate(dev, cfgs, hz, cc, cb)
+    machs = simulate(dev, cfgs, hz, cc, cb, progress)
     return queues.combine(cfg, [_collect(dev, c, mach, prof, cc, cb)
                                 for c, mach in zip(cfgs, machs, strict=True)])
 
@@ -29,11 +47,55 @@ def _collect(dev, cfg, mach, prof, cc, cb):
     return res
 
 
-def simulate(dev, cfgs, hz, cc, cb):
-    """Build one arena per queue config and run them all on one timeline."""
+def simulate(dev, cfgs, hz, cc, cb, progress=False):
+    """Build one arena per queue config and run them all on one timeline, in chunks of
+    ``CHUNK_EVENTS`` quanta (kernels/loop.py): KeyboardInterrupt lands between two chunks."""
     machs = [dev.impl.setup(c, hz, cc, cb) for c in cfgs]
-    dev.kernel.simulate(*queues.arenas(machs, cfgs[0]), cc, cb)
-    return machs
+    M, OFF = queues.arenas(machs, cfgs[0])
+    duration = cfgs[0].workload.duration_s
+    budget = int(EVENT_BUDGET * duration * len(cfgs)) + CHUNK_EVENTS
+    bar = _ProgressLine(duration) if progress and sys.stderr.isatty() else None
+    events = 0
+    try:
+        while True:
+            n = dev.kernel.run_chunk(M, OFF, cc, cb, CHUNK_EVENTS)
+            events += n
+            if n < CHUNK_EVENTS:
+                break
+            if events > budget:
+                at = loop.progress(M, OFF) * duration
+                raise EventBudgetExceeded(
+                    f"the run needed over {budget:,} quanta by {at:g} s of "
+                    f"workload.duration_s={duration:g} (budget {EVENT_BUDGET:g} per emulated "
+                    "second per queue pair): a context runs without virtual time passing; "
+                    "allowed: cost tables whose ops cost cycles")
+            if bar:
+                bar.update(loop.progress(M, OFF))
+    finally:
+        if bar:
+            bar.close()
+    return machs  # each machine's arena is a view of its part of M
+
+
+class _ProgressLine:
+    """``emulated 0.42/1 s (42%)`` on stderr, redrawn in place; shown once the run has taken
+    a second, so short runs print nothing."""
+
+    def __init__(self, duration):
+        self.duration, self.t0, self.shown = duration, time.monotonic(), False
+
+    def update(self, done):
+        if time.monotonic() - self.t0 < 1.0:
+            return
+        self.shown = True
+        sys.stderr.write(f"\remulated {done * self.duration:.4g}/{self.duration:g} s "
+                         f"({done:.0%})")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def run_speed(cfg):
