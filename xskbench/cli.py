@@ -94,7 +94,11 @@ def _run(args: argparse.Namespace) -> None:
     cfg = config_from_args(args)
     from xskbench.run import run  # lazy: compiling the kernels is slow
 
-    result = run(cfg)
+    try:
+        result = run(cfg, progress=True)
+    except KeyboardInterrupt:  # lands between two kernel chunks (kernels/loop.py)
+        print("xskbench: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     if args.json:
         print(json.dumps(result.to_json(), sort_keys=True, indent=1))
     else:
