@@ -6,6 +6,7 @@ import numpy as np
 
 from . import costs, faults, queues
 from .devices import get as get_device
+from .kernels import layout as L
 from .kernels import loop
 from .results import collect
 
@@ -22,19 +23,21 @@ class EventBudgetExceeded(ValueError):
     """A run needed more quanta than ``EVENT_BUDGET`` allows."""
 
 
-def run(cfg, progress=False):
+def run(cfg, progress=False, fast_forward=True):
     """One run of ``cfg``; ``progress``: draw a progress line on a terminal's stderr when the
-    run takes more than a second."""
+    run takes more than a second; ``fast_forward=False``: no idle-spin replay (the same result,
+    quantum by quantum: tests/test_fastforward.py)."""
     prof = costs.for_config(cfg)
-    return emulate(cfg, prof, (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9, progress)
+    return emulate(cfg, prof, (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9, progress,
+                   fast_forward)
 
 
-def emulate(cfg, prof, hz, progress=False):
+def emulate(cfg, prof, hz, progress=False, fast_forward=True):
     """One run of ``cfg`` with the cost profile ``prof`` on a ``hz`` CPU."""
     dev = get_device(cfg.device)
     cc, cb = prof.arrays(run_speed(cfg))
     cfgs = queues.queue_configs(cfg)
-    machs = simulate(dev, cfgs, hz, cc, cb, progress)
+    machs = simulate(dev, cfgs, hz, cc, cb, progress, fast_forward)
     return queues.combine(cfg, [_collect(dev, c, mach, prof, cc, cb)
                                 for c, mach in zip(cfgs, machs, strict=True)])
 
@@ -47,10 +50,12 @@ def _collect(dev, cfg, mach, prof, cc, cb):
     return res
 
 
-def simulate(dev, cfgs, hz, cc, cb, progress=False):
+def simulate(dev, cfgs, hz, cc, cb, progress=False, fast_forward=True):
     """Build one arena per queue config and run them all on one timeline, in chunks of
     ``CHUNK_EVENTS`` quanta (kernels/loop.py): KeyboardInterrupt lands between two chunks."""
     machs = [dev.impl.setup(c, hz, cc, cb) for c in cfgs]
+    for mach in machs:
+        mach.m[L.H_NO_REPLAY] = int(not fast_forward)
     M, OFF = queues.arenas(machs, cfgs[0])
     duration = cfgs[0].workload.duration_s
     budget = int(EVENT_BUDGET * duration * len(cfgs)) + CHUNK_EVENTS

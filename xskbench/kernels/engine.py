@@ -50,6 +50,7 @@ from .layout import (
     H_NCPU,
     H_NCTX,
     H_NLABEL,
+    H_NO_REPLAY,
     H_NOPS,
     H_NOW,
     H_OPB,
@@ -309,11 +310,14 @@ def horizon(m, c):
 def spin_until(m, cc, cb, until):
     """A polling context found nothing to do: replay this idle quantum back to back until
     ``until`` (the same loads, the same empty polls), as the real loop would spin. Exact,
-    since nothing it reads can change before then; it only saves emulation time."""
+    since nothing it reads can change before then; it only saves emulation time. It stops at
+    the end of warm-up, so the steady window's books start where quantum by quantum would."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    if q <= 0 or k > QLOG_LEN:
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY]:
         return
+    if m[H_SNAP_DONE] == 0:
+        until = min(until, m[H_WARM])
     reps = (until - (m[H_NOW] + q)) // q
     if reps <= 0:
         return

@@ -61,6 +61,8 @@ _core = _Slots(0, DEV_BASE)
 # multi-queue: the earliest start of any other queue's context (bounds an idle-spin replay),
 # and whether the queues' sockets share one pool (XDP_SHARED_UMEM)
 H_EXT_HZN, H_SHARED_POOL = _core.take(2)
+# 1 = no idle-spin replay (engine.spin_until): quantum by quantum, for the equality test
+(H_NO_REPLAY,) = _core.take(1)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 16  # words per context

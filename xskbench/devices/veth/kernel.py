@@ -21,9 +21,11 @@ from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     charge,
     count,
+    horizon,
     napi_complete,
     napi_schedule,
     now,
+    spin_until,
     wake,
 )
 from xskbench.kernels.faults import offered_time
@@ -296,6 +298,7 @@ def zc_sendto(m, cc, cb):
 # --- the AF_XDP sender (libxudp) ----------------------------------------------------------
 @njit(cache=True)
 def xsk_app_quantum(m, cc, cb):
+    progress = m[H_PROGRESS]
     k0 = m[m[H_CNT] + st.TX_SUBMITTED]
     kick = afxdp.app_iteration(m, cc, cb)
     k = m[m[H_CNT] + st.TX_SUBMITTED] - k0
@@ -312,6 +315,8 @@ def xsk_app_quantum(m, cc, cb):
         else:
             zc_sendto(m, cc, cb)
         m[H_QLABEL] = label
+    if m[H_PROGRESS] == progress:
+        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
     wake(m, APP, now(m))
 
 
