@@ -212,6 +212,9 @@ def _log(m, code, n, nbytes):
     m[H_QLOG_N] = k + 1
 
 
+DRAW = -(1 << 20)  # quantum log code of a random draw: a replay draws as often (values unused)
+
+
 @njit(cache=True)
 def count(m, stat, n):
     m[m[H_CNT] + stat] += n
@@ -325,7 +328,10 @@ def spin_until(m, cc, cb, until):
     for i in range(k):
         base = m[H_QLOG] + 4 * i
         code, n, nbytes = m[base], m[base + 1] * reps, m[base + 2] * reps
-        if code < 0:
+        if code == DRAW:  # keep the seeded stream where quantum by quantum would leave it
+            for _ in range(n):
+                np.random.random()
+        elif code < 0:
             m[m[H_CNT] - 1 - code] += n
         else:
             m[H_QLABEL] = m[base + 3]
@@ -351,6 +357,7 @@ def delay(m, d):
     j = m[H_JITTER_PPM]
     if j == 0 or d == 0:
         return d
+    _log(m, DRAW, 1, 0)
     return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000
 
 
