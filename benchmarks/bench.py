@@ -69,7 +69,7 @@ def throughput(device, mode, kind, duration, repeat):
     from xskbench import run
 
     cfg = _config(device, mode, kind, duration)
-    run(cfg.replace(**{"workload.duration_s": 0.001}))  # compile or load this device's kernel
+    run(_config(device, mode, kind, 0.001))  # compile or load this device's kernel
     walls, cpus = [], []
     for _ in range(repeat):
         t0, c0 = time.perf_counter(), time.process_time()
