@@ -15,21 +15,18 @@ from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
     cx,
     cx_set,
     delay,
-    finish,
     horizon,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    sample,
     spin_until,
     wake,
 )
@@ -52,7 +49,6 @@ from xskbench.kernels.layout import (
     INF,
     WL_TXONLY,
 )
-from xskbench.kernels.multiq import pick, share
 
 (
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
@@ -328,18 +324,12 @@ def app_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        begin(m, c)
-        if c == APP:
-            app_quantum(m, cc, cb)
-        else:
-            napi_quantum(m, cc, cb)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c`` (kernels/loop.py)."""
+    if c == APP:
+        app_quantum(m, cc, cb)
+    else:
+        napi_quantum(m, cc, cb)
+
+
+loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``

@@ -14,19 +14,16 @@ from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
     cx,
     cx_set,
-    finish,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    sample,
     wake,
 )
 from xskbench.kernels.faults import notify_at
@@ -52,7 +49,6 @@ from xskbench.kernels.layout import (
     WL_RXDROP,
     WL_TXONLY,
 )
-from xskbench.kernels.multiq import pick, share
 
 from . import PMD_BURST
 from . import virtqueue as vq
@@ -749,33 +745,25 @@ def pmd_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        pmd = m[D_MODE] == MODE_PMD
-        begin(m, c)
-        if pmd:
-            if c == PMD:
-                pmd_quantum(m, cc, cb)
-            elif m[D_HOSTKIND] == HOST_NET:
-                vhost_net_quantum(m, cc, cb, PHOST)
-            else:
-                host_quantum(m, cc, cb, PHOST)
-        elif c == APP:
-            app_quantum(m, cc, cb)
-        elif c == TXN or c == TXL:
-            tx_napi_quantum(m, cc, cb, c)
-        elif c == RXN:
-            rx_napi_quantum(m, cc, cb)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c`` (kernels/loop.py)."""
+    if m[D_MODE] == MODE_PMD:
+        if c == PMD:
+            pmd_quantum(m, cc, cb)
         elif m[D_HOSTKIND] == HOST_NET:
-            vhost_net_quantum(m, cc, cb, HOST)
+            vhost_net_quantum(m, cc, cb, PHOST)
         else:
-            host_quantum(m, cc, cb, HOST)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+            host_quantum(m, cc, cb, PHOST)
+    elif c == APP:
+        app_quantum(m, cc, cb)
+    elif c == TXN or c == TXL:
+        tx_napi_quantum(m, cc, cb, c)
+    elif c == RXN:
+        rx_napi_quantum(m, cc, cb)
+    elif m[D_HOSTKIND] == HOST_NET:
+        vhost_net_quantum(m, cc, cb, HOST)
+    else:
+        host_quantum(m, cc, cb, HOST)
 
+
+loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``
