@@ -12,12 +12,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "xskbench"
 #: Third-party packages a function may import where it needs them: each is slow to import
 #: (plotting, Dask, browsers) or needed by one entry point only, so that ``import xskbench``,
 #: a config check or ``xskbench fields`` do not pay for them.
-#: plotly, kaleido: figures and their export.  pyarrow: Parquet of sweeps.  dask,
-#: distributed: the sweep scheduler.  tqdm: progress bars.  ipywidgets, anywidget,
-#: traitlets, IPython: notebook widgets.  playwright: the browser tests' helper.
+#: plotly, kaleido, choreographer (kaleido's browser driver): figures and their export.
+#: pyarrow: Parquet of sweeps.  dask, distributed: the sweep scheduler.  tqdm: progress
+#: bars.  ipywidgets, anywidget, traitlets, IPython: notebook widgets.  playwright: the
+#: browser tests' helper.
 #: scipy: fits (calibration).  tabulate: Markdown tables of pandas.
 LAZY_OK = {"plotly", "kaleido", "pyarrow", "dask", "distributed", "tqdm", "ipywidgets",
-           "anywidget", "traitlets", "IPython", "playwright", "scipy", "tabulate"}
+           "anywidget", "traitlets", "IPython", "playwright", "scipy", "tabulate",
+           "choreographer"}
 
 
 def _name(path: Path) -> str:

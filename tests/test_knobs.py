@@ -69,7 +69,8 @@ BASES = {
     "xsk.tx_full": ({"xsk.tx_size": 64}, None, ("virtio-net",)),
     "null.irq_delay_ns": ({"null.line_rate_pps": 1e6}, None, ()),
     "virtio.desc_cache_threshold": ({"virtio.desc_cache": True}, 1, ()),
-    "virtio.exit_delay_ns": ({"virtio.host": "vhost-net"}, None, ()),
+    "virtio.exit_delay_ns": ({"virtio.host": "vhost-net", "workload.kind": "txonly",
+                              "workload.rate_pps": 1e6}, None, ()),
     "tun.tx_queue_len": ({"mode": "copy", "workload.rate_pps": None}, 32, ()),
     "tun.vhost_batch": ({"tun.zc_version": 2, "workload.rate_pps": None}, 16, ()),
     "tun.weight_pkts": ({}, 4, ()),
@@ -83,6 +84,19 @@ BASES = {
     "veth.csum_offload": ({"veth.batch": True}, None, ()),
     "veth.nic_uso": ({"veth.batch": True}, None, ()),
     "veth.backlog_size": ({"mode": "udp"}, 10, ()),
+    # busy poll: the app drives the null NIC's NAPI (veth's RFC zero copy refuses it)
+    # (below line rate, so that NAPI completes and interrupts have something to defer)
+    "xsk.busy_poll": ({"workload.rate_pps": 5e6}, True, ("null",)),
+    "xsk.busy_budget": ({"xsk.busy_poll": True, "workload.rate_pps": 10e6}, 4, ("null",)),
+    "xsk.napi_defer_hard_irqs": ({"xsk.busy_poll": True, "workload.rate_pps": 5e6}, 0,
+                                 ("null",)),
+    "xsk.tx_csum": ({}, "app", ("tun",)),
+    "null.link_gbps": ({}, 10.0, ()),
+    "null.line_rate_pps": ({}, 1e6, ()),  # 64 B at 100 Gbit/s: the bit rate binds above
+    "virtio.csum": ({"mode": "copy", "workload.kind": "txonly", "xsk.tx_csum": "offload"},
+                    None, ()),
+    "virtio.vhost_busyloop_us": ({"virtio.host": "vhost-net", "workload.kind": "txonly"},
+                                 50.0, ()),
 }
 
 

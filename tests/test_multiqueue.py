@@ -10,12 +10,13 @@ from xskbench.queues import traffic_shares
 from xskbench.run import run
 
 SHORT = ["workload.duration_s=0.002"]
-FAST_WIRE = "null.line_rate_pps=1e9"  # the null NIC's wire, shared by its queues, out of reach
+# the null NIC's wire (packet and bit rate), shared by its queues, out of reach
+FAST_WIRE = ["null.line_rate_pps=1e9", "null.link_gbps=1000"]
 
 
 @cache
 def _run(device, mode, *sets):
-    wire = [FAST_WIRE] if device == "null" else []
+    wire = FAST_WIRE if device == "null" else []
     res = run(RunConfig(device=device, mode=mode).override(SHORT + wire + list(sets)))
     assert res.invariants["balanced"]
     return res

@@ -112,7 +112,11 @@ def _run(args: argparse.Namespace) -> None:
     line = estimate.gate(estimate.run_seconds(cfg), "this run", args.yes)
     if line:
         print(line, file=sys.stderr, flush=True)
-    result = run(cfg)
+    try:
+        result = run(cfg, progress=True)
+    except KeyboardInterrupt:  # lands between two kernel chunks (kernels/loop.py)
+        print("xskbench: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     if args.json:
         print(json.dumps(result.to_json(), sort_keys=True, indent=1))
     else:

@@ -13,7 +13,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+import xskbench
+from xskbench import __version__
 from xskbench.export import _wrap, config_changes
+from xskbench.fields import fmt
 
 
 def _rate(res: Any) -> float:
@@ -49,8 +52,6 @@ def profile_diff(before: Any, after: Any, top: int = 12) -> list[tuple[str, floa
 def changed_keys(before: Any, after: Any) -> list[str]:
     """``["mode=copy", "veth.csum_offload=false"]``: the settings of RunConfig ``after``
     that differ from ``before``'s (a field set back to its default included)."""
-    from xskbench.fields import fmt
-
     old = dict(p.split("=", 1) for p in config_changes(before.to_dict()))
     new = dict(p.split("=", 1) for p in config_changes(after.to_dict()))
     out = [f"{k}={v}" for k, v in new.items() if old.get(k) != v]
@@ -62,8 +63,6 @@ def changed_keys(before: Any, after: Any) -> list[str]:
 
 def seeds_runs(cfg: Any, n: int) -> list[Any]:
     """``cfg`` run with ``workload.seed`` = 1 .. n."""
-    import xskbench
-
     return [xskbench.run(cfg.replace(**{"workload.seed": s})) for s in range(1, n + 1)]
 
 
@@ -74,8 +73,6 @@ def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
 def cover_letter(before: Any, after: Any, n: int = 5) -> str:
     """A block of at most 72 columns comparing config ``before`` and ``after`` (RunConfigs)
     over ``n`` seeds each: rate and the bottleneck's CPU as mean ± sd, and the gain in %."""
-    from xskbench import __version__
-
     if n < 1:
         raise ValueError(f"n={n}: must be an int >= 1 (seeds per config)")
     runs = {"before": seeds_runs(before, n), "after": seeds_runs(after, n)}

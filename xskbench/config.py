@@ -6,11 +6,13 @@ The class is assembled from :data:`xskbench.sections.SECTIONS`, so a new section
 
 import dataclasses
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from xskbench import loading, queues
+from xskbench.config_dict import apply, flatten_partial
 from xskbench.devices import DEVICES
 from xskbench.devices import get as get_device
 from xskbench.fields import coerce, field_info, fmt
@@ -202,3 +204,18 @@ def _check_scalar_fields(data: dict) -> None:
                 where = f"{key}.{name}" if name is not None else key
                 raise ValueError(f"{where}={loading.quote(v)}: a {type(v).__name__}; allowed: "
                                  "one value (see `xskbench fields`)")
+
+
+def full_dict(base: Any) -> dict[str, Any]:
+    """A base - a RunConfig, a partial config dict, a config file path or None (defaults) -
+    as a full nested config dict (not validated as a combination)."""
+    if base is None:
+        return RunConfig().to_dict()
+    if isinstance(base, RunConfig):
+        return base.to_dict()
+    if isinstance(base, str | os.PathLike):
+        return load(base).to_dict()
+    if not isinstance(base, Mapping):
+        raise ValueError(f"base must be a RunConfig, a (partial) config dict or a path, "
+                         f"not {type(base).__name__}")
+    return apply(RunConfig().to_dict(), flatten_partial(base))

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from .config import RunConfig
 from .fields import FieldInfo, field_info, iter_fields
 from .sections import SECTIONS, section_class
 
@@ -127,19 +125,3 @@ def apply(nested: Mapping, changes: Mapping[str, Any]) -> dict:
         field_of(path)  # unknown paths -> ValueError
         _put(out, path, normalise(path, value))
     return out
-
-
-def full(base: Any) -> dict[str, Any]:
-    """A base - a RunConfig, a partial config dict, a config file path or None (defaults) -
-    as a full nested config dict (not validated as a combination)."""
-    if base is None:
-        return RunConfig().to_dict()
-    if isinstance(base, RunConfig):
-        return base.to_dict()
-    if isinstance(base, str | os.PathLike):
-        from .config import load
-        return load(base).to_dict()
-    if not isinstance(base, Mapping):
-        raise ValueError(f"base must be a RunConfig, a (partial) config dict or a path, "
-                         f"not {type(base).__name__}")
-    return apply(RunConfig().to_dict(), flatten_partial(base))

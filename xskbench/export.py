@@ -36,7 +36,9 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.basedatatypes import BaseFigure
 
-from xskbench import __version__, plotting
+from xskbench import __version__, plotting, report
+from xskbench.config import RunConfig
+from xskbench.fields import fmt
 
 FORMATS = ("png", "svg", "pdf", "html", "csv", "json", "txt")
 IMAGE_FORMATS = ("png", "svg", "pdf")
@@ -186,8 +188,6 @@ def config_changes(config: dict | None, swept: str = "") -> list[str]:
     the fields that differ from the defaults (the ``swept`` key left out)."""
     if not config:
         return []
-    from xskbench.config import RunConfig
-    from xskbench.fields import fmt
 
     default = RunConfig().to_dict()
     parts = [f"device={config.get('device')}", f"mode={config.get('mode')}"]
@@ -288,8 +288,6 @@ def text_block(fig: go.Figure | None = None, result: Any = None, cols: int = COL
                top: int = 12) -> str:
     """Plain text of at most ``cols`` columns: what ran, then the pps/CPU table and the
     perf-top list of ``result`` (or, for a figure without a result, its data as a table)."""
-    from xskbench import report
-
     meta = _meta(fig) if fig is not None else {}
     config = result.config.to_dict() if result is not None else meta.get("config")
     seed = result.config.workload.seed if result is not None else meta.get("seed")

@@ -106,6 +106,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     m[L.H_BATCH], m[L.H_NEEDWAKE] = x.batch_size, int(x.need_wakeup)
     m[L.H_TXFULL_DROP] = int(x.tx_full == "drop")
     m[L.H_BUSYPOLL], m[L.H_BUSYBUDGET] = int(x.busy_poll), x.busy_budget
+    m[L.H_TXCSUM] = ("none", "app", "offload").index(x.tx_csum)
     m[L.H_ZC] = int(cfg.mode == "zerocopy")
     m[L.H_WORKLOAD] = L.WORKLOADS.index(w.kind)
     m[L.H_PKTLEN] = w.packet_size

@@ -125,6 +125,16 @@ OPS = (
     ("skb_segment", "software GSO: one segment skb of __udp_gso_segment (no NIC USO)"),
     ("mlx5e_xmit", "NIC driver: xmit + completion of one more skb past the bridge"),
     ("llc_miss", "packet bytes read from memory instead of the LLC (per byte)"),
+    # --- busy poll, vhost-net guest TX (handle_tx), checksum offload ------------------------
+    ("napi_watchdog", "hrtimer interrupt: napi_watchdog schedules a deferred-IRQ NAPI"),
+    ("handle_tx", "one vhost-net handle_tx_copy pass: vq mutex, disable/enable notify"),
+    ("vhost_get_vq_desc", "vhost_get_vq_desc: one guest TX avail entry to an iovec"),
+    ("tun_get_user", "tun_sendmsg → tun_get_user: vnet header, skb alloc (per packet)"),
+    ("copy_from_iter", "payload copy from guest memory into the skb (per byte)"),
+    ("br_handle_frame", "host bridge ingress of the tap's skb: fdb lookup, to the sink"),
+    ("vhost_net_busy_poll", "one vhost_net_busy_poll spin over the vq (busyloop_timeout)"),
+    ("app_csum", "user space: the application's L4 checksum over the frame (per byte)"),
+    ("xsk_tx_metadata_request", "the driver's checksum request from XDP_TX_METADATA"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -244,3 +254,13 @@ NIC_DSEG = INDEX["mlx5e_txwqe_build_dsegs"]
 SKB_SEGMENT = INDEX["skb_segment"]
 NIC_XMIT = INDEX["mlx5e_xmit"]
 LLC_MISS = INDEX["llc_miss"]
+# busy poll, vhost-net guest TX, checksum offload
+NAPI_WATCHDOG = INDEX["napi_watchdog"]
+HANDLE_TX = INDEX["handle_tx"]
+VHOST_GET_VQ_DESC = INDEX["vhost_get_vq_desc"]
+TUN_GET_USER = INDEX["tun_get_user"]
+COPY_FROM_ITER = INDEX["copy_from_iter"]
+BR_HANDLE_FRAME = INDEX["br_handle_frame"]
+VHOST_NET_BUSY_POLL = INDEX["vhost_net_busy_poll"]
+APP_CSUM = INDEX["app_csum"]
+XSK_TX_METADATA_REQUEST = INDEX["xsk_tx_metadata_request"]

@@ -13,6 +13,7 @@ import pandas as pd
 from .devices import DEVICES
 from .fields import fmt
 from .kernels import layout as L
+from .results import Result
 
 MAX_CPU = 63
 LINE = 64  # bytes per cache line
@@ -110,8 +111,9 @@ def queue_configs(cfg):
     for q, share in enumerate(traffic_shares(mq.queues, mq.skew)):
         changes = {f"{section}.{f}": cpus[q] for f, cpus in plan.items()}
         changes["workload.rate_pps"] = None if rate is None else rate * share
-        wire = dev.wire_field
-        if wire:  # the queues' fair shares of a rate they all pass through
+        wires = dev.wire_field or ()
+        for wire in (wires,) if isinstance(wires, str) else wires:
+            # the queues' fair shares of a rate they all pass through
             changes[f"{section}.{wire}"] = getattr(getattr(cfg, section), wire) / mq.queues
         # the queues' working sets compete for one LLC: each keeps an equal part of it
         changes["testbed.llc_mb"] = cfg.testbed.llc_mb / mq.queues
@@ -153,8 +155,6 @@ def _sum_tree(items):
 def combine(cfg, results):
     """One Result for the whole machine: labels ``q<i>/<ctx>``, op tables stacked, counters
     and books summed; the per-queue results are kept in ``queues``."""
-    from .results import Result
-
     if len(results) == 1:
         return results[0]
     r0 = results[0]

@@ -81,6 +81,11 @@ TABLE = (
     Stat("vhost_wakeups", "events", "vhost worker wake_up_process",
          "the vhost worker woken from sleep"),
     Stat("guest_rx_packets", "pkts", "guest ip -s link rx", "packets the guest's NAPI received"),
+    # busy poll
+    Stat("busy_polls", "polls", "napi_busy_loop (LINUX_MIB_BUSYPOLLRXPACKETS)",
+         "NAPI polls run inside the application's syscall (busy poll)"),
+    Stat("watchdog_polls", "polls", "napi_watchdog hrtimer",
+         "NAPI polls the gro_flush_timeout timer scheduled while interrupts were deferred"),
 )
 NAMES = tuple(s.name for s in TABLE)
 INDEX = {s.name: i for i, s in enumerate(TABLE)}
@@ -128,3 +133,5 @@ VHOST_NO_RX_BUFS = INDEX["vhost_no_rx_bufs"]
 VHOST_REQUEUES = INDEX["vhost_requeues"]
 VHOST_WAKEUPS = INDEX["vhost_wakeups"]
 GUEST_RX_PACKETS = INDEX["guest_rx_packets"]
+BUSY_POLLS = INDEX["busy_polls"]
+WATCHDOG_POLLS = INDEX["watchdog_polls"]

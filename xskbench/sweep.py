@@ -47,13 +47,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from . import __version__, costs
 from .config import DEVICE_MODES, RunConfig, _one_line
+from .config import full_dict as full
 from .config_dict import apply as _apply
-from .config_dict import field_of, flatten, full, normalise, path_types, paths, plain, unflatten
+from .config_dict import field_of, flatten, normalise, path_types, paths, plain, unflatten
 from .devices import DEVICES
+from .estimate import sweep_seconds
 from .fields import FieldInfo, iter_fields
 from .loading import quote
+from .run import run
 from .sections import section_class
 
 #: Default cache directory (``XSKBENCH_SWEEP_CACHE`` overrides it).
@@ -263,7 +266,6 @@ def _profile_hash(cfg: RunConfig | None, nested: Mapping, memo: dict) -> str:
     testbed.profile, or the device's reference testbed), "" if there is none."""
     key = (nested["testbed"].get("profile"), nested.get("device"))
     if key not in memo:
-        from . import costs
         try:
             if cfg is not None and hasattr(costs, "for_config"):
                 prof = costs.for_config(cfg)
@@ -377,8 +379,6 @@ def _canonical(table):
 
 
 def _emulator():
-    from .run import run  # looked up at call time (tests replace it)
-
     return run
 
 
@@ -539,8 +539,6 @@ def _warm(configs: list[dict]) -> dict:
     """Run on every worker before the sweep, with one config of the sweep per (cost profile,
     device): compile (or load) each device's kernels once with a very short run, and report
     the worker's version and profiles so the cache keys can be trusted."""
-    from .run import run
-
     memo: dict = {}
     profiles, warmed = [], set()
     for config in configs:
@@ -717,8 +715,6 @@ def sweep(base: Any, grid: Any, *, scheduler: Any = None, workers: int | None = 
     invalid = [t for t in todo if t.error is not None]
     valid = [t for t in todo if t.error is None]
     if gate is not None:
-        from .estimate import sweep_seconds
-
         slots = 1 if scheduler is not None else workers or os.cpu_count() or 1
         gate(sweep_seconds([t.config for t in valid], slots))
     if invalid:  # invalid combinations are a function of the config alone: cacheable

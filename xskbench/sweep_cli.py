@@ -21,6 +21,8 @@ from xskbench.config import _one_line
 from xskbench.estimate import LIMIT_S, gate
 from xskbench.loading import load_document
 from xskbench.outputs import check_writable, write_atomically
+from xskbench.sweep import SchedulerError, SweepInterrupted, sweep, varying
+from xskbench.sweep_plots import pareto
 
 _KEYS = ("base", "grid")
 
@@ -85,8 +87,6 @@ def main(args: argparse.Namespace) -> int:
     if out.suffix.lower() != ".parquet":
         raise ValueError(f"--out {out}: expected a .parquet file")
     check_writable(out, "--out")  # before the work, not after it
-    from xskbench.sweep import SchedulerError, SweepInterrupted, sweep
-    from xskbench.sweep_plots import pareto
 
     def confirm(seconds: float) -> None:
         line = gate(seconds, f"this sweep ({args.grid})", args.yes)
@@ -117,8 +117,6 @@ def main(args: argparse.Namespace) -> int:
         print(f"first error: {first}")
     ok = front[front["error"].isna()]
     if len(ok):
-        from xskbench.sweep import varying
-
         cols = varying(front) + ["pps", "cpu_total", "bottleneck"]
         best = ok[ok["pareto"]].sort_values("cpu_total").head(args.top)
         print("Pareto front (pps versus total CPU %):")

@@ -29,13 +29,15 @@ from typing import Any
 import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
+import yaml
 
 import xskbench
 from xskbench import plotting
+from xskbench import sweep as sweep_engine
 from xskbench.compare import changed_keys, cover_letter, delta_rows, profile_diff
 from xskbench.config import DEVICE_MODES, RunConfig
 from xskbench.devices import DEVICES
-from xskbench.export import cli_line, config_tag
+from xskbench.export import cli_line, config_tag, export
 from xskbench.fields import FieldInfo, fmt, iter_fields
 from xskbench.sections import SECTIONS
 
@@ -272,14 +274,9 @@ def sweep_points(info: FieldInfo, current: Any, n: int = SWEEP_POINTS,
 
 
 def run_sweep(cfg: Any, key: str, points: Sequence[Any]) -> list[Any]:
-    """``xskbench.run`` at each value of ``key``; an invalid point gives its message."""
-    out: list[Any] = []
-    for v in points:
-        try:
-            out.append(xskbench.run(cfg.replace(**{key: v})))
-        except ValueError as err:
-            out.append(str(err))
-    return out
+    """The emulator at each value of ``key`` (the sweep engine, uncached); an invalid point
+    gives its one-line message."""
+    return sweep_engine.outcomes(cfg, {key: list(points)})
 
 
 # --- figure widgets -----------------------------------------------------------------------
@@ -1000,8 +997,6 @@ class Explorer:
     def save(self, fmt_: str = "yaml", stem: str | Path | None = None) -> Path | None:
         """Write the current config as ``<stem>-<hash>.yaml`` or ``.json``; loads back with
         ``xskbench.load`` (or the Load button)."""
-        import yaml
-
         try:
             cfg = self.config_from_controls()
             path = self._unique(Path(stem or self.file_stem.value), cfg, fmt_)
@@ -1041,8 +1036,6 @@ class Explorer:
         """Export one view (default: the dropdown's) as ``<stem>-<view>-<config hash>.*``
         (default stem: the text box), with :func:`xskbench.export`; returns format -> path
         (empty, and a message in the widget, if it failed)."""
-        from xskbench.export import export
-
         view = view or self.export_view.value
         stem = Path(stem or self.export_stem.value)
         self.export_out.value = "<i>exporting…</i>"

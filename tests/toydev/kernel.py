@@ -4,21 +4,18 @@ from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
     cx,
     cx_set,
     delay,
-    finish,
     horizon,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    sample,
     spin_until,
     wake,
 )
@@ -32,7 +29,6 @@ from xskbench.kernels.layout import (
     H_PROGRESS,
     H_QLABEL,
 )
-from xskbench.kernels.multiq import pick, share
 
 D_BUDGET, D_IRQ_DELAY, D_L_SYS = range(DEV_BASE, DEV_BASE + 3)
 CONTEXTS = ("app", "napi")  # context ids in this order: setup builds them by these names
@@ -94,18 +90,12 @@ def app_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        begin(m, c)
-        if c == APP:
-            app_quantum(m, cc, cb)
-        else:
-            napi_quantum(m, cc, cb)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c``: the engine's one loop (kernels/loop.py) runs it."""
+    if c == APP:
+        app_quantum(m, cc, cb)
+    else:
+        napi_quantum(m, cc, cb)
+
+
+loop.define(globals())  # run_chunk: the engine loop over ``quantum``

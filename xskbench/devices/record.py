@@ -56,7 +56,7 @@ class Device:
     check: Callable[[Any], None] = _no_check  # device-only cross-field rules: raise ValueError
     host_cpu_fields: tuple[str, ...] = ()     # backend CPUs: per queue or shared (mq.host)
     host_cpus_apart: bool = False             # host CPUs numbered apart from the guest's
-    wire_field: str | None = None             # a rate every queue shares (fair shares)
+    wire_field: str | tuple[str, ...] | None = None  # rates every queue shares (fair shares)
     # faults: whether a run has interrupts / IPIs / wakeups to delay or lose, and whether its
     # offered traffic is paced (so that a burst fault has something to burst)
     notifies: Callable[[Any], bool] = _always

@@ -11,12 +11,14 @@ from numba import njit
 
 from .. import ops as op
 from .. import stats as st
-from .engine import charge, count, now
+from .engine import charge, count, cx, now, wake
 from .faults import fill_held, fill_stopped, offered_clock, offered_time
 from .layout import (
+    CX_SCHED,
     H_APPSTK,
     H_APPSTK_N,
     H_BATCH,
+    H_BUSYPOLL,
     H_CQ,
     H_FLEN,
     H_FQ,
@@ -39,9 +41,11 @@ from .layout import (
     H_SHARED_POOL,
     H_START_T,
     H_TX,
+    H_TXCSUM,
     H_TXFULL_DROP,
     H_WORKLOAD,
     H_ZC,
+    INF,
     LAT_BINS,
     OWN_APP,
     OWN_CQ,
@@ -51,6 +55,8 @@ from .layout import (
     OWN_RX,
     OWN_SKB,
     OWN_TX,
+    TXCSUM_APP,
+    TXCSUM_OFFLOAD,
     WL_L2FWD,
     WL_RXDROP,
     WL_TXONLY,
@@ -206,6 +212,8 @@ def app_txonly(m, cc, cb):
             charge(m, cc, cb, op.RING_RESERVE, 1, 0)
             charge(m, cc, cb, op.APP_PKT, k, 0)
             plen, hr, fr, t = m[H_PKTLEN], m[H_HEADROOM], m[H_FRAME], now(m)
+            if m[H_TXCSUM] == TXCSUM_APP:  # no offload: the sender sums every frame
+                charge(m, cc, cb, op.APP_CSUM, k, k * plen)
             owner, fts, flen, stk = m[H_OWN], m[H_FTS], m[H_FLEN], m[H_APPSTK]
             ab, lb, mask = geometry(m, tx)
             n0 = m[H_APPSTK_N]
@@ -225,9 +233,17 @@ def app_txonly(m, cc, cb):
             m[H_PROGRESS] += k
             count(m, st.TX_SUBMITTED, k)
             count(m, st.OFFERED, k)
-    if m[H_OUTSTANDING] > 0 and (m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
+    if m[H_OUTSTANDING] > 0 and _tx_wants_kick(m):
         kick |= KICK_TX
     return kick
+
+
+@njit(cache=True, inline="always")
+def _tx_wants_kick(m):
+    """xdpsock's kick_tx rule: always without need_wakeup (the kernel never sets the flag,
+    so every iteration with outstanding TX costs a sendto), always when busy polling (the
+    syscall drives NAPI), else only when the driver set the TX ring's need_wakeup flag."""
+    return m[H_NEEDWAKE] == 0 or m[H_BUSYPOLL] != 0 or needs_wakeup(m, m[H_TX])
 
 
 @njit(cache=True)
@@ -245,10 +261,12 @@ def app_rx(m, cc, cb):
         if fill_held(m):
             app_fill(m, cc, cb)
         kick = 0
-        if needs_wakeup(m, m[H_FQ]) or m[H_NEEDWAKE] == 0:
+        # xdpsock rx_drop: recvfrom on an empty RX ring only when busy polling or when the
+        # driver asked for a fill-ring wakeup (never set without XDP_USE_NEED_WAKEUP: then
+        # the kernel side runs on interrupts alone)
+        if m[H_BUSYPOLL] or needs_wakeup(m, m[H_FQ]):
             kick |= KICK_RX
-        if m[H_WORKLOAD] == WL_L2FWD and m[H_OUTSTANDING] > 0 and (
-                m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
+        if m[H_WORKLOAD] == WL_L2FWD and m[H_OUTSTANDING] > 0 and _tx_wants_kick(m):
             kick |= KICK_TX
         return kick
     charge(m, cc, cb, op.APP_PKT, k, 0)
@@ -285,7 +303,7 @@ def app_rx(m, cc, cb):
     count(m, st.RX_BYTES, nbytes)
     m[H_PROGRESS] += k
     kick = 0
-    if m[H_WORKLOAD] == WL_L2FWD and (m[H_NEEDWAKE] == 0 or needs_wakeup(m, tx)):
+    if m[H_WORKLOAD] == WL_L2FWD and _tx_wants_kick(m):
         kick |= KICK_TX
     return kick
 
@@ -531,8 +549,137 @@ def set_tx_need_wakeup(m, cc, cb, on):
         set_flag(m, m[H_TX], on)
 
 
+@njit(cache=True, inline="always")
+def sendto_wakes(m):
+    """__xsk_sendmsg: ndo_xsk_wakeup / xsk_generic_xmit only while pool->cached_need_wakeup
+    has XDP_WAKEUP_TX — always without XDP_USE_NEED_WAKEUP (set at bind, never cleared)."""
+    return m[H_NEEDWAKE] == 0 or needs_wakeup(m, m[H_TX])
+
+
+@njit(cache=True, inline="always")
+def recvfrom_wakes(m):
+    """__xsk_recvmsg: ndo_xsk_wakeup only while the fill ring's need_wakeup is set (never
+    without XDP_USE_NEED_WAKEUP: then recvfrom is a bare syscall)."""
+    return m[H_NEEDWAKE] != 0 and needs_wakeup(m, m[H_FQ])
+
+
+@njit(cache=True, inline="always")
+def csum_offload(m, cc, cb, k):
+    """xsk_tx_metadata_request per descriptor when the sender asks for checksum offload."""
+    if m[H_TXCSUM] == TXCSUM_OFFLOAD:
+        charge(m, cc, cb, op.XSK_TX_METADATA_REQUEST, k, 0)
+
+
 @njit(cache=True)
 def set_rx_need_wakeup(m, cc, cb, on):
     if m[H_NEEDWAKE] and m[H_ZC] and needs_wakeup(m, m[H_FQ]) != on:
         charge(m, cc, cb, op.XSK_SET_NEED_WAKEUP, 1, 0)
         set_flag(m, m[H_FQ], on)
+
+
+# --- busy polling (SO_PREFER_BUSY_POLL + SO_BUSY_POLL_BUDGET, net/core/dev.c) ----------------
+# A device keeps BP_WORDS consecutive words from ``bp``: whether the socket has a NAPI id to
+# busy-poll (sk_napi_id >= MIN_NAPI_ID), the device interrupt masked by the deferral, how
+# many deferrals are left (napi_defer_hard_irqs), when the napi_watchdog hrtimer fires, the
+# gro_flush_timeout and the configured napi_defer_hard_irqs.
+BP_NAPI_ID, BP_MASKED, BP_DEFER, BP_DUE, BP_TIMEOUT, BP_DEFER_CFG, BP_PREFER = range(7)
+BP_WORDS = 7
+
+
+def bp_init(m, bp, xsk, napi_id, mc_per_s):
+    """Fill a device's busy-poll words at setup (plain Python)."""
+    m[bp + BP_NAPI_ID] = int(bool(napi_id) and xsk.busy_poll)
+    m[bp + BP_MASKED] = 0
+    m[bp + BP_DEFER] = 0
+    m[bp + BP_DUE] = INF
+    m[bp + BP_TIMEOUT] = round(xsk.gro_flush_timeout_ns * 1e-9 * mc_per_s)
+    m[bp + BP_DEFER_CFG] = xsk.napi_defer_hard_irqs
+    m[bp + BP_PREFER] = 0
+
+
+@njit(cache=True, inline="always")
+def bp_masked(m, bp):
+    """The device interrupt stays masked: the busy poller or the watchdog polls instead."""
+    return m[bp + BP_MASKED] != 0
+
+
+BP_OFF, BP_SOFTIRQ, BP_POLL = range(3)  # what bp_begin found
+
+
+@njit(cache=True)
+def bp_begin(m, cc, cb, bp, c):
+    """sk_busy_loop's entry from a syscall: BP_OFF when the socket does not busy-poll;
+    BP_SOFTIRQ when softirq owns the NAPI (context ``c``): napi_busy_loop sets
+    NAPI_STATE_PREFER_BUSY_POLL so the softirq yields after its current poll; BP_POLL: the
+    caller polls (one non-blocking pass, bp_stop, busy_poll_stop's poll, bp_end)."""
+    if m[bp + BP_NAPI_ID] == 0:
+        return BP_OFF
+    charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
+    if cx(m, c, CX_SCHED):
+        m[bp + BP_PREFER] = 1
+        return BP_SOFTIRQ
+    return BP_POLL
+
+
+@njit(cache=True)
+def bp_end(m, bp, c):
+    """After the two busy polls: count them; while the interrupt stays masked the NAPI
+    context ``c`` sleeps until the watchdog is due (True)."""
+    count(m, st.BUSY_POLLS, 2)
+    if m[bp + BP_MASKED] == 0:
+        return False
+    wake(m, c, m[bp + BP_DUE])
+    return True
+
+
+@njit(cache=True)
+def bp_yield(m, bp):
+    """net_rx_action's napi_poll after a poll that had more work: with prefer-busy-poll set
+    it completes the NAPI instead of polling again (napi_complete_done clears the flag,
+    defers the interrupt and arms the watchdog). True when the softirq yields."""
+    if m[bp + BP_PREFER] == 0:
+        return False
+    m[bp + BP_PREFER] = 0
+    bp_stop(m, bp)
+    return True
+
+
+@njit(cache=True)
+def bp_stop(m, bp):
+    """busy_poll_stop with prefer-busy-poll: if napi_defer_hard_irqs and gro_flush_timeout
+    are both set, arm the napi_watchdog hrtimer and keep the interrupt masked (returns
+    True); else the driver re-enables its interrupt as after any NAPI poll (False)."""
+    if m[bp + BP_DEFER_CFG] > 0 and m[bp + BP_TIMEOUT] > 0:
+        m[bp + BP_MASKED] = 1
+        m[bp + BP_DEFER] = m[bp + BP_DEFER_CFG]
+        m[bp + BP_DUE] = now(m) + m[bp + BP_TIMEOUT]
+        return True
+    return False
+
+
+@njit(cache=True)
+def bp_watchdog(m, cc, cb, bp):
+    """A NAPI context woken while masked: is this the watchdog firing (True: the hrtimer
+    interrupt runs napi_watchdog → __napi_schedule_irqoff), or a stale wake-up before a
+    later re-arm (False: the caller sleeps until ``BP_DUE``)?"""
+    if now(m) < m[bp + BP_DUE]:
+        return False
+    m[bp + BP_DUE] = INF
+    charge(m, cc, cb, op.NAPI_WATCHDOG, 1, 0)
+    count(m, st.WATCHDOG_POLLS, 1)
+    return True
+
+
+@njit(cache=True)
+def bp_complete(m, bp, work):
+    """napi_complete_done of a softirq poll while masked: work resets the deferral count;
+    while it is above zero the count drops, the timer is re-armed and the interrupt stays
+    masked (True); at zero the driver re-enables its interrupt (False)."""
+    if work:
+        m[bp + BP_DEFER] = m[bp + BP_DEFER_CFG]
+    if m[bp + BP_DEFER] > 0:
+        m[bp + BP_DEFER] -= 1
+        m[bp + BP_DUE] = now(m) + m[bp + BP_TIMEOUT]
+        return True
+    m[bp + BP_MASKED] = 0
+    return False

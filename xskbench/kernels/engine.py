@@ -50,6 +50,7 @@ from .layout import (
     H_NCPU,
     H_NCTX,
     H_NLABEL,
+    H_NO_REPLAY,
     H_NOPS,
     H_NOW,
     H_OPB,
@@ -213,6 +214,9 @@ def _log(m, code, n, nbytes):
     m[H_QLOG_N] = k + 1
 
 
+DRAW = -(1 << 20)  # quantum log code of a random draw: a replay draws as often (values unused)
+
+
 @njit(cache=True)
 def count(m, stat, n):
     m[m[H_CNT] + stat] += n
@@ -315,11 +319,14 @@ def horizon(m, c):
 def spin_until(m, cc, cb, until):
     """A polling context found nothing to do: replay this idle quantum back to back until
     ``until`` (the same loads, the same empty polls), as the real loop would spin. Exact,
-    since nothing it reads can change before then; it only saves emulation time."""
+    since nothing it reads can change before then; it only saves emulation time. It stops at
+    the end of warm-up, so the steady window's books start where quantum by quantum would."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    if q <= 0 or k > QLOG_LEN:
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY]:
         return
+    if m[H_SNAP_DONE] == 0:
+        until = min(until, m[H_WARM])
     reps = (until - (m[H_NOW] + q)) // q
     if reps <= 0:
         return
@@ -327,7 +334,10 @@ def spin_until(m, cc, cb, until):
     for i in range(k):
         base = m[H_QLOG] + 4 * i
         code, n, nbytes = m[base], m[base + 1] * reps, m[base + 2] * reps
-        if code < 0:
+        if code == DRAW:  # keep the seeded stream where quantum by quantum would leave it
+            for _ in range(n):
+                np.random.random()
+        elif code < 0:
             m[m[H_CNT] - 1 - code] += n
         else:
             m[H_QLABEL] = m[base + 3]
@@ -353,6 +363,7 @@ def delay(m, d):
     j = m[H_JITTER_PPM]
     if j == 0 or d == 0:
         return d
+    _log(m, DRAW, 1, 0)
     return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000
 
 

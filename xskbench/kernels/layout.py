@@ -2,15 +2,41 @@
 
 The arena ``m`` is one int64 array. Its first ``HDR`` words are the header: scalars of the
 run and the offsets of every object (rings, contexts, counters). Core slots are below
-``DEV_BASE``; each device kernel numbers its own slots from ``DEV_BASE`` (devices never share
-an arena). With several queues, each queue pair is one arena; ``kernels/multiq.py`` runs them
-on shared CPUs.
+``DEV_BASE``, handed out in order by one allocator (a count that does not match its names
+fails at import; nothing is placed by hand); each device kernel numbers its own slots from
+``DEV_BASE`` (devices never share an arena) with :func:`device_slots`. tests/test_layout.py
+checks that no two slots of an arena coincide. With several queues, each queue pair is one
+arena; ``kernels/multiq.py`` runs them on shared CPUs.
 """
 import numpy as np
 
 MC = 1000  # virtual-time units per CPU cycle (millicycles)
 INF = np.int64(2**62)
 M32 = 0xFFFFFFFF
+
+DEV_BASE = 96  # device slots: DEV_BASE .. HDR - 1
+HDR = 192
+
+
+class _Slots:
+    """Hands out consecutive header slots in ``[start, stop)``."""
+
+    def __init__(self, start, stop):
+        self.next, self.stop = start, stop
+
+    def take(self, n):
+        if self.next + n > self.stop:
+            raise ValueError(f"arena header: {n} more slots do not fit below {self.stop}")
+        self.next += n
+        return range(self.next - n, self.next)
+
+
+def device_slots(n):
+    """A device kernel's ``n`` header slots (its ``D_*`` names)."""
+    return _Slots(DEV_BASE, HDR).take(n)
+
+
+_core = _Slots(0, DEV_BASE)
 
 # --- core header slots ---------------------------------------------------------------
 (
@@ -30,19 +56,23 @@ M32 = 0xFFFFFFFF
     H_SOFT_LIMIT, H_HZ_MHZ, H_FLEN, H_SCR, H_START_T, H_FRAMES_IN_USE,
     H_PROGRESS, H_QLOG, H_QLOG_N, H_IDLE, H_BASE_IDLE, H_QPROG0, H_JITTER_PPM, H_SEED,
     H_OVER, H_QBUSY0, H_BASE_LAT, H_CPULAB, H_CPULAST, H_NREFRESH, H_TXFULL_DROP,
-) = range(79)
+) = _core.take(79)
+(H_FAULT,) = _core.take(1)  # offset of the fault block (0 in arenas built without one)
 # multi-queue: the earliest start of any other queue's context (bounds an idle-spin replay),
 # and whether the queues' sockets share one pool (XDP_SHARED_UMEM)
-H_EXT_HZN, H_SHARED_POOL = range(80, 82)
-DEV_BASE = 96
-HDR = 192
+H_EXT_HZN, H_SHARED_POOL = _core.take(2)
+# 1 = no idle-spin replay (engine.spin_until): quantum by quantum, for the equality test
+(H_NO_REPLAY,) = _core.take(1)
+(H_TXCSUM,) = _core.take(1)  # xsk.tx_csum: TXCSUM_NONE / _APP / _OFFLOAD
+TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)
 
 # --- context table ---------------------------------------------------------------------
+CX_N = 16  # words per context
+_cx = _Slots(0, CX_N)
 (
     CX_CPU, CX_KIND, CX_READY, CX_PRIO, CX_LABEL, CX_KLABEL, CX_LAST,
     CX_SCHED, CX_MISSED, CX_RESTARTS, CX_KSOFT, CX_A, CX_B, CX_C,
-) = range(14)
-CX_N = 16
+) = _cx.take(14)
 PRIO_THREAD, PRIO_SOFTIRQ = 0, 1
 
 # --- UMEM frame owners: where each frame is (the books) ----------------------------------
@@ -59,9 +89,8 @@ LAT_BINS = 160  # latency histogram over cycles: 4 bins per octave
 SCR_WORDS = 2 * 4096  # scratch for batches of descriptors (addr, len)
 QLOG_LEN = 32  # charges remembered per quantum, to replay an idle spin
 
-# --- fault injection (kernels/faults.py): the free header slot and context words -------------
-H_FAULT = 79  # offset of the fault block (0 in arenas built without one)
-CX_STALL, CX_STALL_PER = 14, 15  # a context's descheduling window: length, period (0 = none)
+# --- fault injection (kernels/faults.py): context words ------------------------------------
+CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length, period (0 = none)
 
 
 class Arena:

@@ -7,6 +7,7 @@ import platform
 import socket
 import struct
 
+from xskbench.real import bpf
 from xskbench.real import topology as T
 
 
@@ -57,7 +58,6 @@ def check_environment(euid: int | None = None, cap_eff: int | None = None,
             raise RealUnavailable("this kernel has no XDP sockets (AF_XDP): "
                                   "CONFIG_XDP_SOCKETS is not set") from None
         raise RealUnavailable(f"cannot create an AF_XDP socket: {err.strerror}") from None
-    from xskbench.real import bpf
     try:
         bpf.bpf(bpf.BPF_PROG_GET_NEXT_ID, struct.pack("<I", 0xFFFFFFF0))
     except OSError as err:

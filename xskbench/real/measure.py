@@ -11,6 +11,7 @@ import time
 
 from xskbench.real import result as R
 from xskbench.real import topology as T
+from xskbench.real import xsk
 from xskbench.real.environment import MeasureError, check_environment
 from xskbench.real.machine_info import machine_info
 from xskbench.real.procstat import ksoftirqd_pids
@@ -21,7 +22,6 @@ from xskbench.real.workers import READY_TIMEOUT, Role, Worker, shared, watch
 
 
 def run_once(cfg: MeasureConfig, topo, hz: float) -> R.Measured:
-    from xskbench.real import xsk
     roles = {"app": Role("app", topo.app[0], cfg.app_cpu,
                          app_udp if cfg.mode == "udp" else app_xsk),
              "peer": Role("peer", topo.peer[0], cfg.peer_cpu, peer)}
@@ -84,7 +84,6 @@ def measure(cfg: MeasureConfig, progress=None) -> R.Measured:
     """Check, build the topology, run ``cfg.repeats`` windows, tear down, aggregate."""
     check_environment()
     cfg.check()
-    from xskbench.real import xsk
     xsk.compile_all()  # before forking: the workers start compiled
     runs = []
     with exclusive(), T.signals_as_exceptions(), T.Topology(cfg.device) as topo:

@@ -1,7 +1,11 @@
 """The text report of a measured Result (``xskbench measure``)."""
 from __future__ import annotations
 
-from xskbench.real.result import DROP_COUNTERS
+# the counters the report lists as drops and events per second
+DROP_COUNTERS = ("rx_dropped", "rx_ring_full", "fill_ring_empty_descs", "tx_ring_empty_descs",
+                 "rx_invalid_descs", "tx_invalid_descs", "tx_errors", "veth_xdp_ring_full",
+                 "backlog_dropped", "tun_tx_dropped")
+
 
 
 def _mpps(pps: float) -> str:

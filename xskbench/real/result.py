@@ -22,13 +22,11 @@ from xskbench import ops, stats
 from xskbench.kernels import layout as L
 from xskbench.machine import RING_NAMES
 from xskbench.real import procstat as P
+from xskbench.real import xsk
+from xskbench.real.report import render
 from xskbench.real.section import MeasureConfig
 from xskbench.real.snapshot import delta
 from xskbench.results import Result, _round
-
-DROP_COUNTERS = ("rx_dropped", "rx_ring_full", "fill_ring_empty_descs", "tx_ring_empty_descs",
-                 "rx_invalid_descs", "tx_invalid_descs", "tx_errors", "veth_xdp_ring_full",
-                 "backlog_dropped", "tun_tx_dropped")
 
 
 class Measured(Result):
@@ -39,7 +37,6 @@ class Measured(Result):
         return self.config.seed
 
     def report(self, style="real"):
-        from xskbench.real.report import render
         return render(self)
 
 
@@ -58,7 +55,6 @@ def make(cfg: MeasureConfig, hz: float, window_s: float, cpu: dict, label_cpu: d
 
 def window(cfg: MeasureConfig, s1, s2, topo, hz: float) -> Measured:
     """Rates, CPU and counters of one steady window between two snapshots."""
-    from xskbench.real import xsk
     w = s2.t - s1.t
     app = dict(zip(xsk.CTR_NAMES, (s2.app - s1.app).tolist(), strict=True))
     peer = dict(zip(xsk.CTR_NAMES, (s2.peer - s1.peer).tolist(), strict=True))

@@ -16,12 +16,12 @@ import time
 
 import numpy as np
 
+from xskbench.real import bpf, xsk
 from xskbench.real.frames import UDP_PORT, frame_for
 from xskbench.real.section import ETH_IP_UDP
 
 
 def _xdp_link(ifindex: int, code: bytes, name: str, skb: bool):
-    from xskbench.real import bpf
     prog = bpf.load_xdp(code, name)
     try:
         link = bpf.link_xdp(prog, ifindex, skb_mode=skb)
@@ -32,13 +32,11 @@ def _xdp_link(ifindex: int, code: bytes, name: str, skb: bool):
 
 
 def _loop_args(ctx, fd: int, events: int):
-    from xskbench.real import xsk
     return xsk.pollfd(fd, events), xsk.timespec(10), np.zeros(8, np.uint64)
 
 
 def app_xsk(ctx) -> dict:
     """The AF_XDP application on vb/tap0: rxdrop, l2fwd or txonly."""
-    from xskbench.real import bpf, xsk
     cfg = ctx.cfg
     ns, dev, _, _ = ctx.topo.app
     ifindex = socket.if_nametoindex(dev)
@@ -99,7 +97,6 @@ def _udp_socket(bind_ip: str, port: int, connect_to: str | None = None) -> socke
 
 def app_udp(ctx) -> dict:
     """The kernel-socket baseline: recvmmsg() receiver or sendmmsg() sender."""
-    from xskbench.real import xsk
     cfg = ctx.cfg
     _, _, ip_b, _ = ctx.topo.app
     _, _, ip_a, _ = ctx.topo.peer
@@ -125,7 +122,6 @@ def app_udp(ctx) -> dict:
 
 def peer(ctx) -> dict:
     """The far end: a sender (rxdrop, l2fwd), a sink (txonly) or both (l2fwd)."""
-    from xskbench.real import bpf, xsk
     cfg = ctx.cfg
     ns, dev, _, _ = ctx.topo.peer
     sender = cfg.resolved_sender()
@@ -185,7 +181,6 @@ def _peer_live(ctx, live) -> dict:
     ``tx_queue_*_xdp_xmit`` counters of the sending veth, not from these coarse steps.
     With ``rate_pps`` each slot of LIVE_CALL_S sends rate x slot frames in one call (a
     burst at full speed) and sleeps out the rest: the mean rate is exact, not its shape."""
-    from xskbench.real import xsk
     ctx.ready(role="xdp live-frames sender")
     ctx.wait_go()
     rate = ctx.cfg.rate_pps
@@ -213,7 +208,6 @@ TUNSETIFF, IFF_TAP, IFF_NO_PI = 0x400454CA, 0x0002, 0x1000
 
 
 def _peer_tap(ctx, write: bool) -> dict:
-    from xskbench.real import xsk
     cfg = ctx.cfg
     fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
     try:

@@ -11,6 +11,7 @@ import numpy as np
 
 from xskbench.real import procstat as P
 from xskbench.real import topology as T
+from xskbench.real.xsk import ACK, REQ
 
 
 @dataclass
@@ -27,7 +28,6 @@ class Snapshot:
 
 
 def _request_stats(workers, timeout: float = 0.5) -> None:
-    from xskbench.real.xsk import ACK, REQ
     for w in workers:
         w.ctl[REQ] += 1
     end = time.monotonic() + timeout

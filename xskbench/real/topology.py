@@ -23,6 +23,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -46,7 +47,6 @@ class Terminated(BaseException):
 @contextlib.contextmanager
 def signals_as_exceptions():
     """SIGTERM/SIGHUP raise :class:`Terminated` (Ctrl-C already raises KeyboardInterrupt)."""
-    import threading
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -16,6 +16,7 @@ import numpy as np
 
 from xskbench.real import topology as T
 from xskbench.real.environment import MeasureError
+from xskbench.real.xsk import ACK, GO, REQ, STOP
 
 PR_SET_PDEATHSIG = 1
 READY_TIMEOUT = 120.0
@@ -43,13 +44,11 @@ class WorkerCtx:
         self.send(ready=info)
 
     def wait_go(self) -> None:
-        from xskbench.real.xsk import GO, STOP
         while not self.ctl[GO] and not self.ctl[STOP]:
             time.sleep(0.0005)
 
     def serve_python(self) -> None:
         """For loops written in Python: acknowledge snapshot requests."""
-        from xskbench.real.xsk import ACK, REQ
         self.ctl[ACK] = self.ctl[REQ]
 
 

@@ -30,8 +30,19 @@ class XskConfig(Section):
     umem_frames: int = fld(4096, "number of UMEM frames", unit="frames", lo=64, hi=262144,
                            pow2=True)
     need_wakeup: bool = fld(True, "XDP_USE_NEED_WAKEUP: kick the kernel only when asked")
-    busy_poll: bool = fld(False, "SO_PREFER_BUSY_POLL: the application drives NAPI")
+    busy_poll: bool = fld(False, "SO_PREFER_BUSY_POLL + SO_BUSY_POLL: the application's "
+                          "recvfrom/sendto run napi_busy_loop on the socket's NAPI")
     busy_budget: int = fld(64, "SO_BUSY_POLL_BUDGET", unit="packets", lo=1, hi=1024)
+    napi_defer_hard_irqs: int = fld(2, "netdev napi_defer_hard_irqs (sysfs): empty polls "
+                                    "before the interrupt is re-enabled; with busy_poll only",
+                                    unit="polls", lo=0, hi=1000)
+    gro_flush_timeout_ns: float = fld(200000.0, "netdev gro_flush_timeout (sysfs): the "
+                                      "napi_watchdog timer while interrupts are deferred; "
+                                      "with busy_poll only", unit="ns", lo=0.0, hi=1e8)
+    tx_csum: str = fld("none", "L4 checksum of sent frames: none (a fixed frame, as xdpsock "
+                       "txonly), app (computed in user space per frame), offload "
+                       "(XDP_TX_METADATA checksum request, Linux 6.8+)",
+                       choices=("none", "app", "offload"))
     batch_size: int = fld(64, "application batch as xdpsock -b", unit="descs", lo=1, hi=2048)
     tx_full: str = fld("retry", "l2fwd with TX full: retry (xdpsock) or drop the rest of the "
                        "burst (testpmd: TX-errors)", choices=("retry", "drop"))

@@ -2,39 +2,43 @@
 descriptor ring each way, driven by one NAPI context — enough to exercise the AF_XDP core
 (zero-copy driver API and copy mode) before the virtual devices.
 
-TX: posted descriptors leave the wire back to back at ``line_gap``; NAPI reaps them.
-RX: packets arrive every ``arr_gap``; each needs a posted buffer, else the NIC misses it.
+TX: posted descriptors leave the wire back to back, each taking its frame's time on the wire
+(length + 4 B FCS + 20 B preamble/IFG at the link's bit rate, at least the NIC's packet-rate
+gap); NAPI reaps them.
+RX: packets arrive every ``arr_gap`` (the same wire time); each needs a posted buffer, else
+the NIC misses it.
+
+One NAPI serves both directions (a combined channel, as i40e/ice/mlx5), so a busy-polling
+socket (xsk.busy_poll) polls all of the queue's work from its syscalls.
 """
 from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
     cx,
     cx_set,
     delay,
-    finish,
     horizon,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    sample,
     spin_until,
     wake,
 )
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
 from xskbench.kernels.layout import (
     CX_A,
+    CX_READY,
     CX_SCHED,
     DEV_BASE,
     H_ARR_END,
     H_BUSYBUDGET,
-    H_BUSYPOLL,
+    H_NEEDWAKE,
     H_NEXT_ARR,
     H_PKTLEN,
     H_PROGRESS,
@@ -45,12 +49,13 @@ from xskbench.kernels.layout import (
     INF,
     WL_TXONLY,
 )
-from xskbench.kernels.multiq import pick, share
 
 (
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
-    D_RX_DONE, D_ARR_GAP, D_BUDGET, D_IRQ_DELAY, D_L_SYS,
-) = range(DEV_BASE, DEV_BASE + 14)
+    D_RX_DONE, D_ARR_GAP, D_BUDGET, D_IRQ_DELAY, D_L_SYS, D_BYTE_GAP, D_WORK, D_BP,
+) = range(DEV_BASE, DEV_BASE + 17)  # D_BP: afxdp.BP_WORDS words (busy poll)
+WIRE_OVERHEAD = 4 + 20  # FCS, preamble + start delimiter + inter-frame gap
+BYTE_GAP_SHIFT = 10  # D_BYTE_GAP is the wire time of one byte in millicycles × 2**10
 CONTEXTS = ("app", "napi")  # context ids in this order (setup builds them by these names)
 APP, NAPI = range(len(CONTEXTS))
 
@@ -60,12 +65,19 @@ def dev_words(cap):
 
 
 # --- the NIC ------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def wire_time(m, ln):
+    """How long a frame of ``ln`` bytes holds the wire: its bits at the link rate, at least
+    the NIC's packet-rate gap."""
+    return max(m[D_LINE_GAP], ((ln + WIRE_OVERHEAD) * m[D_BYTE_GAP]) >> BYTE_GAP_SHIFT)
+
+
 @njit(cache=True)
-def _post_tx(m, addr, t):
+def _post_tx(m, addr, t, ln):
     """Hand one frame to the wire; it is done when the wire has sent it."""
     cap = m[D_CAP]
     slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] & (cap - 1))
-    done = max(t, m[D_WIRE_FREE]) + m[D_LINE_GAP]
+    done = max(t, m[D_WIRE_FREE]) + wire_time(m, ln)
     m[D_WIRE_FREE] = done
     m[slot] = addr
     m[slot + 1] = done
@@ -137,9 +149,10 @@ def poll(m, cc, cb, budget):
         sent = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
         scr = m[H_SCR]
         charge(m, cc, cb, op.NULL_XMIT_DESC, sent, 0)
+        afxdp.csum_offload(m, cc, cb, sent)  # the NIC sums the frame: no per-byte cost
         t = now(m)
         for i in range(sent):
-            _post_tx(m, m[scr + 2 * i], t)
+            _post_tx(m, m[scr + 2 * i], t, m[scr + 2 * i + 1])
     got = 0
     if m[H_WORKLOAD] != WL_TXONLY:
         _rx_arrivals(m, now(m))
@@ -157,16 +170,21 @@ def poll(m, cc, cb, budget):
                 charge(m, cc, cb, op.PAGE_POOL_RECYCLE, 1, 0)
         if got:
             afxdp.xdp_flush(m, cc, cb)
-        _refill(m, cc, cb)
+        if _refill(m, cc, cb) and not m[H_NEEDWAKE]:
+            # i40e/ice zc receive: a short fill-ring refill without need_wakeup returns the
+            # whole budget, so NAPI keeps polling until the application refills
+            got = budget
+    m[D_WORK] = done + sent + got
     return done >= budget or sent >= budget or got >= budget
 
 
 @njit(cache=True)
 def _refill(m, cc, cb):
-    """Post RX buffers: UMEM frames from the fill ring (zero copy) or driver pages (copy)."""
+    """Post RX buffers: UMEM frames from the fill ring (zero copy) or driver pages (copy).
+    Returns True when the fill ring came up short (zero copy)."""
     free = m[D_CAP] - (m[D_RX_POST] - m[D_RX_DONE])
     if free == 0:
-        return
+        return False
     t = now(m)
     if m[H_ZC]:
         k = afxdp.zc_refill(m, cc, cb, free)
@@ -177,6 +195,7 @@ def _refill(m, cc, cb):
             m[s + 1] = t
             m[D_RX_POST] += 1
         charge(m, cc, cb, op.NULL_POST_RX, k, 0)
+        return k < free
     else:
         charge(m, cc, cb, op.PAGE_POOL_ALLOC, free, 0)
         for _ in range(free):
@@ -184,20 +203,38 @@ def _refill(m, cc, cb):
             m[s] = -1
             m[s + 1] = t
             m[D_RX_POST] += 1
+    return False
+
+
+@njit(cache=True)
+def _arm_irq(m):
+    """The driver re-enabled its interrupt: it fires at the NIC's next event."""
+    t = _next_irq(m)
+    if t < INF:
+        cx_set(m, NAPI, CX_A, 1)
+        wake(m, NAPI, notify_at(m, t + delay(m, m[D_IRQ_DELAY])))
 
 
 @njit(cache=True)
 def napi_quantum(m, cc, cb):
+    if afxdp.bp_masked(m, D_BP) and not cx(m, NAPI, CX_SCHED):
+        if not afxdp.bp_watchdog(m, cc, cb, D_BP):  # a wake-up from before the re-arm
+            wake(m, NAPI, m[D_BP + afxdp.BP_DUE])
+            return
     napi_enter(m, cc, cb, NAPI)
     if poll(m, cc, cb, m[D_BUDGET]):
+        if afxdp.bp_yield(m, D_BP):  # the busy poller takes over; the interrupt stays off
+            cx_set(m, NAPI, CX_SCHED, 0)
+            wake(m, NAPI, m[D_BP + afxdp.BP_DUE])
+            return
         wake(m, NAPI, now(m))
         afxdp.set_tx_need_wakeup(m, cc, cb, False)
     elif napi_complete(m, NAPI):
         afxdp.set_tx_need_wakeup(m, cc, cb, True)
-        t = _next_irq(m)
-        if t < INF:
-            cx_set(m, NAPI, CX_A, 1)
-            wake(m, NAPI, notify_at(m, t + delay(m, m[D_IRQ_DELAY])))
+        if afxdp.bp_masked(m, D_BP) and afxdp.bp_complete(m, D_BP, m[D_WORK]):
+            wake(m, NAPI, m[D_BP + afxdp.BP_DUE])  # deferred: the watchdog polls next
+        else:
+            _arm_irq(m)
 
 
 @njit(cache=True)
@@ -213,20 +250,38 @@ def _kick_napi(m, cc, cb):
 
 @njit(cache=True)
 def _busy_poll(m, cc, cb):
-    """sk_busy_loop from the syscall: poll the queue inline when NAPI is not running."""
-    if m[H_BUSYPOLL] and not cx(m, NAPI, CX_SCHED):
-        charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
-        poll(m, cc, cb, m[H_BUSYBUDGET])
-        return True
-    return False
+    """sk_busy_loop → napi_busy_loop, non-blocking (one pass), unless softirq owns the NAPI;
+    then busy_poll_stop: one more poll, and with deferral (napi_defer_hard_irqs and
+    gro_flush_timeout) the interrupt stays masked under the napi_watchdog timer; without
+    it the driver re-enables the interrupt, or softirq takes over a full budget. Returns
+    True when the socket busy-polls (and in zero copy xsk_no_wakeup skips the wakeup)."""
+    state = afxdp.bp_begin(m, cc, cb, D_BP, NAPI)
+    if state != afxdp.BP_POLL:
+        return state == afxdp.BP_SOFTIRQ
+    budget = m[H_BUSYBUDGET]
+    poll(m, cc, cb, budget)
+    afxdp.bp_stop(m, D_BP)
+    full = poll(m, cc, cb, budget)
+    if afxdp.bp_end(m, D_BP, NAPI):  # a pending interrupt is not raised
+        cx_set(m, NAPI, CX_A, 0)
+        cx_set(m, NAPI, CX_READY, INF)
+        wake(m, NAPI, m[D_BP + afxdp.BP_DUE])
+    elif full:
+        napi_schedule(m, NAPI, now(m))
+    else:
+        _arm_irq(m)
+    return True
 
 
 @njit(cache=True)
 def _sendto(m, cc, cb):
     charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
     count(m, st.SENDTO_CALLS, 1)
+    busy = _busy_poll(m, cc, cb)
+    if not afxdp.sendto_wakes(m):
+        return
     if m[H_ZC]:
-        if not _busy_poll(m, cc, cb):
+        if not busy:
             _kick_napi(m, cc, cb)
         return
     # copy mode: xsk_generic_xmit runs here, at most TX_BATCH_SIZE descriptors
@@ -240,10 +295,10 @@ def _sendto(m, cc, cb):
             afxdp.generic_xmit_busy(m, addr)
             break
         charge(m, cc, cb, op.NULL_XMIT_DESC, 1, 0)
-        _post_tx(m, addr, now(m))
+        _post_tx(m, addr, now(m), ln)
         sent += 1
     afxdp.generic_xmit_done(m)
-    if sent and not cx(m, NAPI, CX_SCHED):
+    if sent and not cx(m, NAPI, CX_SCHED) and not afxdp.bp_masked(m, D_BP):
         cx_set(m, NAPI, CX_A, 1)
         wake(m, NAPI, notify_at(m, _next_irq(m) + delay(m, m[D_IRQ_DELAY])))
 
@@ -260,7 +315,7 @@ def app_quantum(m, cc, cb):
         if kick & afxdp.KICK_RX:
             charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
             count(m, st.POLL_CALLS, 1)
-            if m[H_ZC] and not _busy_poll(m, cc, cb):
+            if not _busy_poll(m, cc, cb) and m[H_ZC] and afxdp.recvfrom_wakes(m):
                 _kick_napi(m, cc, cb)
         m[H_QLABEL] = label
     if m[H_PROGRESS] == progress:
@@ -269,18 +324,12 @@ def app_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        begin(m, c)
-        if c == APP:
-            app_quantum(m, cc, cb)
-        else:
-            napi_quantum(m, cc, cb)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c`` (kernels/loop.py)."""
+    if c == APP:
+        app_quantum(m, cc, cb)
+    else:
+        napi_quantum(m, cc, cb)
+
+
+loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``

@@ -11,8 +11,11 @@ class NullConfig(Section):
 
     SECTION = "null"
 
-    line_rate_pps: float = fld(148_809_523.0, "wire rate of the null NIC", unit="pps",
-                               lo=1e3, hi=1e9)
+    line_rate_pps: float = fld(148_809_523.0, "the NIC's packet-rate limit (on top of the "
+                               "bit rate)", unit="pps", lo=1e3, hi=1e9)
+    link_gbps: float = fld(100.0, "wire bit rate: a frame occupies its length + 4 B FCS + "
+                           "20 B preamble and inter-frame gap", unit="Gbit/s", lo=0.001,
+                           hi=1000.0)
     ring_size: int = fld(1024, "hardware descriptor ring", unit="descs", lo=64, hi=8192,
                          pow2=True)
     napi_budget: int = fld(64, "packets per NAPI poll", unit="packets", lo=1, hi=1024)

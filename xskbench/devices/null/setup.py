@@ -1,6 +1,7 @@
 """The null device: an ideal NIC (wire rate, one descriptor ring each way) with one NAPI
 context, so the AF_XDP core runs before any virtual device exists."""
 from xskbench.devices.record import in_order
+from xskbench.kernels import afxdp
 from xskbench.kernels.layout import MC
 from xskbench.machine import Context, build, start_app
 
@@ -16,14 +17,19 @@ def setup(cfg, hz, cc, cb):
                  dev_words={"null_txq": 2 * n.ring_size, "null_rxq": 3 * n.ring_size})
     m = mach.m
     mc_per_s = hz * MC
-    line_gap = round(mc_per_s / n.line_rate_pps)
     rate = cfg.workload.rate_pps
     m[k.D_TXQ], m[k.D_RXQ] = mach.rings["null_txq"], mach.rings["null_rxq"]
-    m[k.D_CAP], m[k.D_LINE_GAP] = n.ring_size, line_gap
-    m[k.D_ARR_GAP] = line_gap if rate is None else max(line_gap, round(mc_per_s / rate))
+    m[k.D_CAP], m[k.D_LINE_GAP] = n.ring_size, round(mc_per_s / n.line_rate_pps)
+    m[k.D_BYTE_GAP] = round(8 * mc_per_s / (n.link_gbps * 1e9) * 2 ** k.BYTE_GAP_SHIFT)
+    wire = k.wire_time(m, cfg.workload.packet_size)  # every arrival is packet_size long
+    m[k.D_ARR_GAP] = wire if rate is None else max(wire, round(mc_per_s / rate))
     m[k.D_BUDGET] = n.napi_budget
     m[k.D_IRQ_DELAY] = round(n.irq_delay_ns * 1e-9 * mc_per_s)
     m[k.D_L_SYS] = mach.label("sys")
+    # the socket's NAPI id: zero copy takes the pool's queue (combined channel); a copy-mode
+    # socket marks it from received packets, so a copy txonly sender has none
+    napi_id = cfg.mode == "zerocopy" or cfg.workload.kind != "txonly"
+    afxdp.bp_init(m, k.D_BP, cfg.xsk, napi_id, mc_per_s)
     start_app(mach, cfg, cc, cb, k.APP, k.NAPI)
     return mach
 

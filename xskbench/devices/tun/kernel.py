@@ -46,21 +46,18 @@ from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
     cx,
     cx_set,
     delay,
-    finish,
     horizon,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    sample,
     spin_until,
     wake,
 )
@@ -94,7 +91,6 @@ from xskbench.kernels.layout import (
     WL_TXONLY,
 )
 from xskbench.kernels.llc import llc_miss
-from xskbench.kernels.multiq import pick, share
 from xskbench.kernels.ptr_ring import (
     ptr_ring_consume_batched,
     ptr_ring_count,
@@ -440,25 +436,19 @@ def guest_pmd_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        begin(m, c)
-        if c == APP:
-            app_quantum(m, cc, cb)
-        elif c == VHOST:
-            vhost_quantum(m, cc, cb)
-        elif m[D_GPMD]:
-            guest_pmd_quantum(m, cc, cb)
-        else:
-            guest_quantum(m, cc, cb)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c`` (kernels/loop.py)."""
+    if c == APP:
+        app_quantum(m, cc, cb)
+    elif c == VHOST:
+        vhost_quantum(m, cc, cb)
+    elif m[D_GPMD]:
+        guest_pmd_quantum(m, cc, cb)
+    else:
+        guest_quantum(m, cc, cb)
+
+
+loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``
 
 
 @njit(cache=True)

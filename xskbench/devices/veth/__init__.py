@@ -7,6 +7,11 @@ def check(cfg):
     if cfg.veth.batch and cfg.mode != "zerocopy":
         raise ValueError(f"veth.batch=true needs mode=zerocopy (the RFC's tx NAPI), "
                          f"not mode={cfg.mode!r}")
+    if cfg.xsk.busy_poll and cfg.mode == "zerocopy":  # (paths-a: busy poll)
+        raise ValueError("xsk.busy_poll=true with mode=zerocopy: the socket busy-polls the "
+                         "veth rq's NAPI (its NAPI id), which does not transmit, and "
+                         "prefer-busy-poll skips ndo_xsk_wakeup, so the RFC's tx NAPI is never "
+                         "scheduled; allowed: mode='copy' or xsk.busy_poll=false")
 
 
 DEVICE = Device(

@@ -35,16 +35,15 @@ from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
-    finish,
+    horizon,
     napi_complete,
     napi_schedule,
     now,
-    sample,
+    spin_until,
     wake,
 )
 from xskbench.kernels.faults import offered_time
@@ -67,7 +66,6 @@ from xskbench.kernels.layout import (
     OWN_DEV,
 )
 from xskbench.kernels.llc import llc_miss
-from xskbench.kernels.multiq import pick, share
 from xskbench.kernels.xsk_ring import (
     cons_cancel,
     cons_peek,
@@ -364,6 +362,7 @@ def zc_sendto(m, cc, cb):
 # --- the AF_XDP sender (libxudp) ----------------------------------------------------------
 @njit(cache=True)
 def xsk_app_quantum(m, cc, cb):
+    progress = m[H_PROGRESS]
     k0 = m[m[H_CNT] + st.TX_SUBMITTED]
     kick = afxdp.app_iteration(m, cc, cb)
     k = m[m[H_CNT] + st.TX_SUBMITTED] - k0
@@ -380,33 +379,28 @@ def xsk_app_quantum(m, cc, cb):
         else:
             zc_sendto(m, cc, cb)
         m[H_QLABEL] = label
+    if m[H_PROGRESS] == progress:
+        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
     wake(m, APP, now(m))
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        mode = m[D_MODE]
-        begin(m, c)
-        if c == APP:
-            if mode == MODE_UDP:
-                udp_app_quantum(m, cc, cb)
-            else:
-                xsk_app_quantum(m, cc, cb)
-        elif c == BACKLOG:
-            backlog_quantum(m, cc, cb)
-        elif c == PEER:
-            peer_quantum(m, cc, cb)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c`` (kernels/loop.py)."""
+    if c == APP:
+        if m[D_MODE] == MODE_UDP:
+            udp_app_quantum(m, cc, cb)
         else:
-            txnapi_quantum(m, cc, cb)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+            xsk_app_quantum(m, cc, cb)
+    elif c == BACKLOG:
+        backlog_quantum(m, cc, cb)
+    elif c == PEER:
+        peer_quantum(m, cc, cb)
+    else:
+        txnapi_quantum(m, cc, cb)
+
+
+loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``
 
 
 def in_flight(m):

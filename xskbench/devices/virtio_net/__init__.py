@@ -13,6 +13,17 @@ def check(cfg):
         raise ValueError("virtio.desc_cache=true needs virtio.indirect=true (the cache holds "
                          "indirect tables); allowed: virtio.indirect=true, or "
                          "virtio.desc_cache=false")
+    x = cfg.xsk
+    if x.busy_poll and cfg.mode == "zerocopy" and cfg.workload.kind != "rxdrop":
+        raise ValueError(f"xsk.busy_poll=true with mode=zerocopy and workload.kind="
+                         f"{cfg.workload.kind!r}: the socket busy-polls rx NAPI (its NAPI id) "
+                         "and prefer-busy-poll skips ndo_xsk_wakeup, so nothing schedules tx "
+                         "NAPI; allowed: workload.kind='rxdrop', mode='copy', or "
+                         "xsk.busy_poll=false")
+    if x.tx_csum == "offload" and cfg.mode == "zerocopy":
+        raise ValueError("xsk.tx_csum='offload' with mode=zerocopy: virtio-net has no "
+                         "xsk_tx_metadata_ops (Linux 6.13); allowed: mode='copy' (the skb "
+                         "carries CHECKSUM_PARTIAL), or xsk.tx_csum='none'/'app'")
     if cfg.mode != "pmd" and v.queue_size > cfg.xsk.fill_size:
         raise ValueError(f"virtio.queue_size={v.queue_size} must be <= xsk.fill_size="
                          f"{cfg.xsk.fill_size} (the rx queue is filled from the fill ring)")

@@ -14,40 +14,41 @@ from numba import njit
 
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.kernels import afxdp
+from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
-    begin,
     charge,
     count,
     cx,
     cx_set,
-    finish,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    sample,
     wake,
 )
 from xskbench.kernels.faults import notify_at
 from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,
+    CX_SCHED,
     DEV_BASE,
+    H_BUSYBUDGET,
     H_CLK,
+    H_NEEDWAKE,
     H_PKTLEN,
     H_PROGRESS,
     H_QCTX,
     H_QLABEL,
     H_SCR,
+    H_TXCSUM,
     H_WORKLOAD,
     H_ZC,
     INF,
+    TXCSUM_OFFLOAD,
     WL_L2FWD,
     WL_RXDROP,
     WL_TXONLY,
 )
-from xskbench.kernels.multiq import pick, share
 
 from . import PMD_BURST
 from . import virtqueue as vq
@@ -55,8 +56,13 @@ from . import virtqueue as vq
 (
     D_TXQ, D_RXQ, D_BUDGET, D_MODE, D_WAKEUP, D_HOSTKIND, D_IRQ_DELAY, D_IPI_DELAY,
     D_EXIT_DELAY, D_L_SYS, D_TXSCHED, D_TXCTX, D_TXMISSED, D_TXLAST, D_PRIME, D_HDR,
-    D_RXLEN, D_CLEANTX, D_HOST_BURST, D_HOST_SLEEP, D_HSCR,
-) = range(DEV_BASE, DEV_BASE + 21)
+    D_RXLEN, D_CLEANTX, D_HOST_BURST, D_HOST_SLEEP, D_HSCR, D_VH_LOOP, D_BUSYLOOP,
+    D_VH_LAST, D_VH_WOKEN, D_CSUM, D_REFILL_DELAY, D_WORK, D_BP,
+) = range(DEV_BASE, DEV_BASE + 29)  # D_BP: afxdp.BP_WORDS words (busy poll)
+VHOST_NET_BATCH = 64  # used entries signalled together (vhost_net_signal_used)
+VHOST_NET_PKT_WEIGHT = 256  # packets per handle_tx / handle_rx pass before requeueing
+VHOST_NET_WEIGHT = 0x80000  # bytes per pass before requeueing
+TUN_READQ_SIZE = 500  # the tap's tfile ptr_ring (tx_queue_len)
 # D_MODE, D_WAKEUP, D_HOSTKIND values: the config's names, in this order
 MODES = ("zerocopy", "copy", "pmd")
 MODE_ZC, MODE_COPY, MODE_PMD = range(len(MODES))
@@ -92,6 +98,7 @@ def _wake_host(m):
         t = notify_at(m, now(m) + m[D_EXIT_DELAY])
         if t < INF:
             m[D_HOST_SLEEP] = 0
+            m[D_VH_WOKEN] = 1
             wake(m, PHOST if m[D_MODE] == MODE_PMD else HOST, t)
 
 
@@ -227,6 +234,8 @@ def tx_napi_quantum(m, cc, cb, c):
     if vq.vq_more_used(m, q, now(m)):  # virtqueue_poll race: poll again
         vq.vq_disable_cb(m, q)
         _tx_schedule(m, c, now(m), False)
+    elif _signal_after_enable(m, q):
+        _tx_schedule(m, TXN, _late_signal_at(m, q), True)
 
 
 @njit(cache=True)
@@ -269,6 +278,10 @@ def _copy_sendto(m, cc, cb):
         if m[q + vq.Q_NUM_FREE] < vq.vq_slots_for(m, q, 2):
             afxdp.generic_xmit_busy(m, addr)
             break
+        if m[H_TXCSUM] == TXCSUM_OFFLOAD:  # the skb carries CHECKSUM_PARTIAL
+            afxdp.csum_offload(m, cc, cb, 1)
+            if not m[D_CSUM]:  # no VIRTIO_NET_F_CSUM: validate_xmit_skb sums it here
+                charge(m, cc, cb, op.CSUM_PARTIAL, 1, ln)
         charge(m, cc, cb, op.START_XMIT, 1, 0)
         _add_out(m, cc, cb, addr, ln)
         sent += 1
@@ -280,6 +293,28 @@ def _copy_sendto(m, cc, cb):
 
 
 @njit(cache=True)
+def _busy_poll(m, cc, cb):
+    """sk_busy_loop → napi_busy_loop on rx NAPI (the socket's NAPI id), one pass unless
+    softirq owns it, then busy_poll_stop's second poll; with deferral rx callbacks stay
+    disabled under the napi_watchdog timer, else virtqueue_napi_complete re-arms them.
+    Returns True when the socket busy-polls."""
+    state = afxdp.bp_begin(m, cc, cb, D_BP, RXN)
+    if state != afxdp.BP_POLL:
+        return state == afxdp.BP_SOFTIRQ
+    budget = m[H_BUSYBUDGET]
+    rx_poll(m, cc, cb, budget)
+    afxdp.bp_stop(m, D_BP)
+    full = rx_poll(m, cc, cb, budget)
+    if afxdp.bp_end(m, D_BP, RXN):
+        vq.vq_disable_cb(m, m[D_RXQ])
+    elif full:
+        napi_schedule(m, RXN, now(m))
+    else:
+        _rx_complete(m, cc, cb)
+    return True
+
+
+@njit(cache=True)
 def app_quantum(m, cc, cb):
     kick = afxdp.app_iteration(m, cc, cb)
     if kick:
@@ -288,15 +323,18 @@ def app_quantum(m, cc, cb):
         if kick & afxdp.KICK_TX:
             charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
             count(m, st.SENDTO_CALLS, 1)
-            if m[H_ZC]:
-                _xsk_wakeup(m, cc, cb)
-            else:
-                _copy_sendto(m, cc, cb)
+            busy = _busy_poll(m, cc, cb)
+            if afxdp.sendto_wakes(m):
+                if not m[H_ZC]:
+                    _copy_sendto(m, cc, cb)
+                elif not busy:
+                    _xsk_wakeup(m, cc, cb)
         if kick & afxdp.KICK_RX:
             charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
             count(m, st.POLL_CALLS, 1)
-            if m[H_ZC] and napi_schedule(m, RXN, now(m)):  # refill via rx NAPI (inf.)
-                charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
+            if not _busy_poll(m, cc, cb) and m[H_ZC] and afxdp.recvfrom_wakes(m):
+                if napi_schedule(m, RXN, now(m)):  # refill via rx NAPI (inf.)
+                    charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
         m[H_QLABEL] = label
     wake(m, APP, now(m))
 
@@ -313,6 +351,10 @@ def _refill(m, cc, cb):
     t = now(m)
     if m[H_ZC]:
         k = afxdp.zc_refill(m, cc, cb, free)
+        if k == 0 and not m[H_NEEDWAKE]:
+            # virtnet_add_recvbuf_xsk: -ENOMEM without need_wakeup; try_fill_recv fails and
+            # the refill work retries (schedule_delayed_work(&vi->refill, HZ / 2))
+            napi_schedule(m, RXN, now(m) + m[D_REFILL_DELAY])
         scr = m[H_SCR]
         for i in range(k):
             charge(m, cc, cb, op.VIRTQUEUE_ADD_INBUF, 1, 0)
@@ -370,21 +412,65 @@ def rx_poll(m, cc, cb, budget):
     if got:
         afxdp.xdp_flush(m, cc, cb)
     _refill(m, cc, cb)
+    m[D_WORK] = got
     return got >= budget
 
 
 @njit(cache=True)
-def rx_napi_quantum(m, cc, cb):
-    napi_enter(m, cc, cb, RXN)
+def _rx_complete(m, cc, cb):
+    """virtqueue_napi_complete: re-arm rx callbacks, poll again if a used entry raced in."""
     q = m[D_RXQ]
+    charge(m, cc, cb, op.VIRTQUEUE_ENABLE_CB_PREPARE, 1, 0)
+    vq.vq_enable_cb_prepare(m, q)
+    if vq.vq_more_used(m, q, now(m)):
+        vq.vq_disable_cb(m, q)
+        napi_schedule(m, RXN, now(m))
+    elif _signal_after_enable(m, q):
+        if napi_schedule(m, RXN, _late_signal_at(m, q)):
+            cx_set(m, RXN, CX_A, 1)
+
+
+@njit(cache=True)
+def _signal_after_enable(m, q):
+    """vhost-net published used entries after this moment (its quantum ran first, when the
+    callbacks were still off) and then went to sleep: at its publish time it would have
+    seen the callbacks re-enabled and signalled. True when that signal is owed (the vhost-user
+    PMD re-checks on every poll and needs no such repair)."""
+    if m[D_HOSTKIND] != HOST_NET or m[D_MODE] == MODE_PMD:
+        return False
+    if vq.vq_used_pending(m, q) == 0:
+        return False
+    vq.vq_disable_cb(m, q)  # skb_recv_done / skb_xmit_done
+    return True
+
+
+@njit(cache=True)
+def _late_signal_at(m, q):
+    """When that owed interrupt reaches the guest (its eventfd_signal is the host's cost,
+    left uncharged like the repaired kick)."""
+    return notify_at(m, vq.vq_used_stamp(m, q) + m[D_IRQ_DELAY])
+
+
+@njit(cache=True)
+def rx_napi_quantum(m, cc, cb):
+    if afxdp.bp_masked(m, D_BP) and not cx(m, RXN, CX_SCHED):
+        if not afxdp.bp_watchdog(m, cc, cb, D_BP):  # a wake-up from before the re-arm
+            wake(m, RXN, m[D_BP + afxdp.BP_DUE])
+            return
+    napi_enter(m, cc, cb, RXN)
     if rx_poll(m, cc, cb, m[D_BUDGET]):
+        if afxdp.bp_yield(m, D_BP):  # the busy poller takes over; callbacks stay off
+            cx_set(m, RXN, CX_SCHED, 0)
+            vq.vq_disable_cb(m, m[D_RXQ])
+            wake(m, RXN, m[D_BP + afxdp.BP_DUE])
+            return
         wake(m, RXN, now(m))
     elif napi_complete(m, RXN):
-        charge(m, cc, cb, op.VIRTQUEUE_ENABLE_CB_PREPARE, 1, 0)
-        vq.vq_enable_cb_prepare(m, q)
-        if vq.vq_more_used(m, q, now(m)):
-            vq.vq_disable_cb(m, q)
-            napi_schedule(m, RXN, now(m))
+        if afxdp.bp_masked(m, D_BP) and afxdp.bp_complete(m, D_BP, m[D_WORK]):
+            vq.vq_disable_cb(m, m[D_RXQ])  # napi_complete_done said no: callbacks stay off
+            wake(m, RXN, m[D_BP + afxdp.BP_DUE])
+        else:
+            _rx_complete(m, cc, cb)
 
 
 # --- host --------------------------------------------------------------------------------------
@@ -433,23 +519,161 @@ def host_quantum(m, cc, cb, hctx):
             _host_inject(m, cc, cb, m[H_PKTLEN])
     if m[D_MODE] != MODE_PMD:
         _host_interrupts(m, cc, cb)
-    if m[D_HOSTKIND] == HOST_NET and n == 0 and m[D_PRIME] == 0 and wl != WL_RXDROP:
-        vq.vq_dev_notify(m, txq, True)  # vhost_enable_notify, then sleep until kicked
-        vq.vq_dev_notify(m, rxq, True)
-        if vq.vq_dev_avail(m, txq, now(m)) == 0:
-            if m[txq + vq.Q_AVAIL_IDX] != m[txq + vq.Q_LAST_AVAIL]:
-                # the guest published after this moment (its quantum ran first): it would
-                # have seen avail_event and kicked; deliver that kick (cost left uncharged)
-                count(m, st.KICKS, 1)
-                t = notify_at(m, vq.vq_avail_stamp(m, txq) + m[D_EXIT_DELAY])
-                m[D_HOST_SLEEP] = int(t >= INF)  # lost: asleep until the next kick
-                wake(m, hctx, t)
-                return
-            m[D_HOST_SLEEP] = 1
-            return
-        vq.vq_dev_notify(m, txq, False)
-        vq.vq_dev_notify(m, rxq, False)
     wake(m, hctx, now(m))
+
+
+# --- host: in-kernel vhost-net (drivers/vhost/net.c) ------------------------------------------
+@njit(cache=True)
+def _vhost_signal(m, cc, cb, q, n):
+    """vhost_net_signal_used: the used entries of the batch, then an interrupt where the
+    guest's used_event asks for one (kernel modes; the DPDK PMD polls)."""
+    if n:
+        charge(m, cc, cb, op.VHOST_SIGNAL_USED, 1, 0)
+        if m[D_MODE] != MODE_PMD:
+            _host_interrupts(m, cc, cb)
+
+
+@njit(cache=True)
+def _handle_tx(m, cc, cb, arm):
+    """handle_tx_copy: per guest TX buffer vhost_get_vq_desc, tun_sendmsg → tun_get_user
+    (skb alloc, copy out of guest memory), netif_receive_skb into the host stack and its
+    bridge (br_handle_frame) to a sink that frees it (l2fwd: forwarded back out the tap,
+    tun_net_xmit into the tfile ptr_ring);
+    used entries signalled per VHOST_NET_BATCH. An empty ring re-enables guest kicks only
+    when ``arm`` (not while vhost_net_busy_poll spins). Returns (packets, weight exceeded)."""
+    q = m[D_TXQ]
+    charge(m, cc, cb, op.HANDLE_TX, 1, 0)
+    vq.vq_dev_notify(m, q, False)  # vhost_disable_notify
+    n = 0
+    nbytes = 0
+    pend = 0
+    while True:
+        if vq.vq_dev_avail(m, q, now(m)) == 0:
+            if not arm:
+                break
+            vq.vq_dev_notify(m, q, True)  # vhost_enable_notify, then the race re-check
+            if vq.vq_dev_avail(m, q, now(m)) == 0:
+                break
+            vq.vq_dev_notify(m, q, False)
+        head = vq.vq_dev_pop(m, q)
+        ln = vq.vq_head_len(m, q, head)
+        charge(m, cc, cb, op.VHOST_GET_VQ_DESC, 1, 0)
+        charge(m, cc, cb, op.TUN_GET_USER, 1, 0)
+        charge(m, cc, cb, op.COPY_FROM_ITER, 1, ln)
+        charge(m, cc, cb, op.NETIF_RECEIVE_SKB, 1, 0)  # netif_receive_skb → the bridge
+        charge(m, cc, cb, op.BR_HANDLE_FRAME, 1, 0)
+        if m[H_WORKLOAD] != WL_L2FWD:  # the sink drops it
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+        else:  # back out the tap into its tfile ptr_ring
+            charge(m, cc, cb, op.TUN_NET_XMIT, 1, 0)
+            count(m, st.OFFERED, 1)
+            if m[D_VH_LOOP] >= TUN_READQ_SIZE:
+                count(m, st.TUN_TX_DROPPED, 1)
+            else:
+                m[D_VH_LOOP] += 1
+        vq.vq_dev_push_used(m, q, head, 0, now(m))
+        m[H_PROGRESS] += 1
+        n += 1
+        nbytes += ln
+        pend += 1
+        if pend == VHOST_NET_BATCH:
+            _vhost_signal(m, cc, cb, q, pend)
+            pend = 0
+        if n >= VHOST_NET_PKT_WEIGHT or nbytes >= VHOST_NET_WEIGHT:
+            break
+    _vhost_signal(m, cc, cb, q, pend)
+    return n, n >= VHOST_NET_PKT_WEIGHT or nbytes >= VHOST_NET_WEIGHT
+
+
+@njit(cache=True)
+def _handle_rx(m, cc, cb, arm):
+    """handle_rx: per packet from the tfile ptr_ring (l2fwd: what handle_tx looped back;
+    rxdrop: a host sender that always has one queued) get_rx_bufs takes a guest buffer,
+    tun_recvmsg copies the packet into it; no guest buffer → vhost_enable_notify and wait
+    for the guest's refill kick. Returns (packets, weight exceeded)."""
+    q = m[D_RXQ]
+    wl = m[H_WORKLOAD]
+    if wl == WL_TXONLY or (wl == WL_L2FWD and m[D_VH_LOOP] == 0 and m[D_PRIME] == 0):
+        return 0, False
+    charge(m, cc, cb, op.HANDLE_RX, 1, 0)
+    vq.vq_dev_notify(m, q, False)
+    n = 0
+    pend = 0
+    ln = m[H_PKTLEN]
+    while n < VHOST_NET_PKT_WEIGHT and n * ln < VHOST_NET_WEIGHT:
+        if wl == WL_L2FWD and m[D_VH_LOOP] == 0 and m[D_PRIME] == 0:
+            break
+        if vq.vq_dev_avail(m, q, now(m)) == 0:
+            count(m, st.VHOST_NO_RX_BUFS, 1)
+            if not arm:
+                break
+            vq.vq_dev_notify(m, q, True)
+            if vq.vq_dev_avail(m, q, now(m)) == 0:
+                break
+            vq.vq_dev_notify(m, q, False)
+        if wl == WL_L2FWD and m[D_VH_LOOP] > 0:
+            m[D_VH_LOOP] -= 1
+        else:  # rxdrop's host sender, or l2fwd priming as the vhost-user host does
+            m[D_PRIME] -= int(wl == WL_L2FWD)
+            count(m, st.OFFERED, 1)
+        head = vq.vq_dev_pop(m, q)
+        charge(m, cc, cb, op.PTR_RING_CONSUME_BATCHED, 1, 0)
+        charge(m, cc, cb, op.GET_RX_BUFS, 1, 0)
+        charge(m, cc, cb, op.TUN_DO_READ, 1, 0)
+        charge(m, cc, cb, op.COPY_TO_ITER, 1, ln)
+        vq.vq_dev_push_used(m, q, head, ln + m[D_HDR], now(m))
+        m[H_PROGRESS] += 1
+        n += 1
+        pend += 1
+        if pend == VHOST_NET_BATCH:
+            _vhost_signal(m, cc, cb, q, pend)
+            pend = 0
+    _vhost_signal(m, cc, cb, q, pend)
+    return n, n >= VHOST_NET_PKT_WEIGHT or n * ln >= VHOST_NET_WEIGHT
+
+
+@njit(cache=True)
+def vhost_net_quantum(m, cc, cb, hctx):
+    """The vhost worker: handle_tx then handle_rx (one worker thread serves both vqs). It
+    requeues itself while there is work; idle, it busy-polls the vqs for busyloop_timeout if
+    set, then enables notifications and sleeps until a guest kick wakes it."""
+    if m[D_VH_WOKEN]:
+        m[D_VH_WOKEN] = 0
+        charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
+        count(m, st.VHOST_WAKEUPS, 1)
+    spinning = m[D_BUSYLOOP] > 0 and now(m) < m[D_VH_LAST] + m[D_BUSYLOOP]
+    ntx, tx_more = _handle_tx(m, cc, cb, not spinning)
+    nrx, rx_more = _handle_rx(m, cc, cb, not spinning)
+    if ntx or nrx:
+        m[D_VH_LAST] = now(m)
+    if tx_more or rx_more or (ntx + nrx > 0 and m[H_WORKLOAD] != WL_RXDROP):
+        wake(m, hctx, now(m))
+        return
+    if m[H_WORKLOAD] == WL_RXDROP and nrx:  # the host sender keeps the ptr_ring non-empty
+        wake(m, hctx, now(m))
+        return
+    if spinning:
+        # vhost_net_busy_poll: spin on the avail rings; guest kicks stay as they were (not
+        # re-enabled: with EVENT_IDX avail_event is not advanced, so the guest does not kick)
+        charge(m, cc, cb, op.VHOST_NET_BUSY_POLL, 1, 0)
+        wake(m, hctx, now(m))
+        return
+    # asleep: vqs left with notifications enabled by handle_tx/handle_rx; a kick wakes it
+    q = m[D_TXQ]
+    wl = m[H_WORKLOAD]
+    if m[q + vq.Q_AVAIL_IDX] == m[q + vq.Q_LAST_AVAIL] and (
+            wl == WL_RXDROP or m[D_VH_LOOP] > 0 or m[D_PRIME] > 0):
+        q = m[D_RXQ]  # packets wait for guest RX buffers: a refill kick wakes the worker
+    if m[q + vq.Q_AVAIL_IDX] != m[q + vq.Q_LAST_AVAIL]:
+        # the guest published after this moment (its quantum ran first): it saw avail_event
+        # and kicked; deliver that kick (its cost is the guest's)
+        count(m, st.KICKS, 1)
+        t = notify_at(m, vq.vq_avail_stamp(m, q) + m[D_EXIT_DELAY])
+        m[D_HOST_SLEEP] = int(t >= INF)
+        m[D_VH_WOKEN] = int(t < INF)
+        wake(m, hctx, t)
+        return
+    m[D_HOST_SLEEP] = 1
 
 
 # --- guest DPDK virtio PMD (testpmd io forwarding) ---------------------------------------------
@@ -521,29 +745,25 @@ def pmd_quantum(m, cc, cb):
 
 
 @njit(cache=True)
-def simulate(M, OFF, cc, cb):
-    """Run every queue's arena to the end of the run (kernels/multiq.py)."""
-    while True:
-        q, c = pick(M, OFF)
-        if c < 0:
-            break
-        m = M[OFF[q]:OFF[q + 1]]
-        pmd = m[D_MODE] == MODE_PMD
-        begin(m, c)
-        if pmd:
-            if c == PMD:
-                pmd_quantum(m, cc, cb)
-            else:
-                host_quantum(m, cc, cb, PHOST)
-        elif c == APP:
-            app_quantum(m, cc, cb)
-        elif c == TXN or c == TXL:
-            tx_napi_quantum(m, cc, cb, c)
-        elif c == RXN:
-            rx_napi_quantum(m, cc, cb)
+def quantum(m, cc, cb, c):
+    """One quantum of context ``c`` (kernels/loop.py)."""
+    if m[D_MODE] == MODE_PMD:
+        if c == PMD:
+            pmd_quantum(m, cc, cb)
+        elif m[D_HOSTKIND] == HOST_NET:
+            vhost_net_quantum(m, cc, cb, PHOST)
         else:
-            host_quantum(m, cc, cb, HOST)
-        finish(m, c)
-        sample(m)
-        share(M, OFF, q, c)
+            host_quantum(m, cc, cb, PHOST)
+    elif c == APP:
+        app_quantum(m, cc, cb)
+    elif c == TXN or c == TXL:
+        tx_napi_quantum(m, cc, cb, c)
+    elif c == RXN:
+        rx_napi_quantum(m, cc, cb)
+    elif m[D_HOSTKIND] == HOST_NET:
+        vhost_net_quantum(m, cc, cb, HOST)
+    else:
+        host_quantum(m, cc, cb, HOST)
 
+
+loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``

@@ -31,6 +31,12 @@ class VirtioConfig(Section):
     host: str = fld("vhost-user", "host backend: vhost-user polling PMD or vhost-net worker "
                                   "woken by kicks", choices=("vhost-user", "vhost-net"))
     host_burst: int = fld(32, "host PMD burst", unit="packets", lo=1, hi=512)
+    vhost_busyloop_us: float = fld(0.0, "vhost-net busyloop_timeout (VHOST_SET_VRING_BUSYLOOP"
+                                   "_TIMEOUT): the worker spins on empty vqs this long before "
+                                   "sleeping; 0 = sleep at once", unit="us", lo=0.0, hi=1000.0)
+    csum: bool = fld(True, "VIRTIO_NET_F_CSUM negotiated: the device takes partial checksums "
+                           "(copy-mode TX with xsk.tx_csum=offload); off, the guest sums each "
+                           "frame in validate_xmit_skb (skb_checksum_help)")
     tx_first: int = fld(8, "l2fwd: bursts the host injects to prime the loop "
                            "(testpmd start tx_first)", unit="bursts", lo=1, hi=64)
     rx_cleantx: bool = fld(True, "rx NAPI reaps TX completions (virtnet_poll_cleantx)")

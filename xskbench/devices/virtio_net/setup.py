@@ -1,6 +1,7 @@
 """virtio-net: the guest driver (AF_XDP zero copy / copy, or the DPDK virtio PMD) on two
 split virtqueues, with a vhost-user polling PMD (or vhost-net worker) on its own host CPU."""
 from xskbench.devices.record import in_order
+from xskbench.kernels import afxdp
 from xskbench.kernels.engine import wake
 from xskbench.kernels.layout import H_ARR_END, MC
 from xskbench.kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
@@ -56,6 +57,13 @@ def setup(cfg, hz, cc, cb):
     m[k.D_HOST_BURST] = v.host_burst
     m[k.D_PRIME] = v.tx_first * v.host_burst if cfg.workload.kind == "l2fwd" else 0
     m[k.D_TXLAST] = k.TXN
+    m[k.D_BUSYLOOP] = round(v.vhost_busyloop_us * 1e-6 * mc_per_s)
+    m[k.D_CSUM] = int(v.csum)
+    m[k.D_REFILL_DELAY] = round(0.5 * mc_per_s)  # HZ / 2
+    # the socket's NAPI id is rx NAPI's (the rxq's xdp_rxq_info), marked by xsk_rcv: a
+    # receiving socket busy-polls rx NAPI; a copy-mode sender has none (zero copy txonly /
+    # l2fwd with busy poll are refused in check: nothing would wake tx NAPI)
+    afxdp.bp_init(m, k.D_BP, cfg.xsk, not pmd and cfg.workload.kind != "txonly", mc_per_s)
     # a polling vhost-user backend keeps guest kicks disabled; vhost-net starts asleep
     for q in (txq, rxq):
         vq.vq_dev_notify(m, q, v.host == "vhost-net")
@@ -84,7 +92,7 @@ def packets_in_flight(mach):
     a packet as sent when it enqueues it, as testpmd does)."""
     m = mach.m
     txq, rxq = int(m[k.D_TXQ]), int(m[k.D_RXQ])
-    n = int(vq.vq_used_pending(m, rxq))
+    n = int(vq.vq_used_pending(m, rxq)) + int(m[k.D_VH_LOOP])  # + looped back in vhost-net
     if m[k.D_MODE] != k.MODE_PMD:
         n += int(m[txq + vq.Q_INUSE])
     return n

@@ -204,6 +204,13 @@ def vq_enable_cb_prepare(m, o):
 
 
 @njit(cache=True)
+def vq_used_stamp(m, o):
+    """When the next used entry the driver has not taken was published (INF-free: callers
+    check vq_used_pending first)."""
+    return m[_used(m, o, m[o + Q_LAST_USED]) + 2]
+
+
+@njit(cache=True)
 def vq_used_pending(m, o):
     """Used entries the device published that the driver has not taken."""
     return m[o + Q_USED_IDX] - m[o + Q_LAST_USED]
