@@ -30,8 +30,10 @@ import sys
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from . import costs, ops, published, real_calibrate
+from . import costs, measured, ops, published
+from .config import RunConfig
 from .paths import COSTS_DIR, DATA_DIR
+from .run import emulate
 
 RIDGE = 0.05        # weight of the priors against the rows (relative units)
 MEASURED = 1.0      # weight of a prior measured on this machine: as firm as one row
@@ -60,12 +62,12 @@ def measured_rows(directory=MEASUREMENTS):
         if path.name in NOT_SWEEPS:
             continue
         try:
-            doc = real_calibrate.load(path)
+            doc = measured.load(path)
         except ValueError as err:  # a probe, not a grid of runs
             skipped.append((path.stem, str(err)))
             continue
-        ghz, _ = real_calibrate._cpu_ghz(doc)
-        got, why = real_calibrate.rows(doc, ghz)
+        ghz, _ = measured._cpu_ghz(doc)
+        got, why = measured.rows(doc, ghz)
         for r in got:
             r["seed"] = r["source"] = f"measured:{path.stem}"
             r["system"] = "this-machine"
@@ -253,8 +255,6 @@ def _profile(name, ghz, call, byte, priors):
 def emulate_row(row, call, byte, priors, ghz, seed=None):
     """A row's run with the given costs: its scenario at its testbed's clock (``ghz``: testbed
     -> GHz), or the ``config`` and ``cpu_ghz`` a measured row carries."""
-    from .config import RunConfig
-    from .run import emulate
 
     if "config" in row:
         d, hz = {k: v for k, v in row["config"].items() if k != "testbed"}, float(row["cpu_ghz"])

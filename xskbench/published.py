@@ -18,6 +18,7 @@ import json
 import numpy as np
 import yaml
 
+from .config import RunConfig
 from .paths import DATA_DIR
 
 PUBLISHED = DATA_DIR / "published.csv"
@@ -47,8 +48,6 @@ def scenario_dict(name):
 
 def scenario_config(name):
     """A scenario's config, with its testbed's cost profile."""
-    from .config import RunConfig
-
     d = scenario_dict(name)
     d["testbed"] = {"profile": scenarios()[name]["testbed"]}
     return RunConfig.from_dict(d)

@@ -12,12 +12,16 @@ unstated testbed clock) also gets a band: the row's value at each end of each kn
 range. ``cv`` adds each row's leave-one-source-out error.
 """
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import calibrate, costs, published
+from . import calibrate, costs, ops, published
+from .config import RunConfig
+from .export import export
 from .published import JUDGED, error_of, metric_value  # noqa: F401 - the table's API
+from .run import run
 
 COLUMNS = ("seed", "scenario", "metric", "context", "published", "emulated", "unit", "error",
            "tolerance", "within", "kind")
@@ -34,8 +38,6 @@ class Runner:
         self.cache = {}
 
     def config(self, scenario, seed=None, overrides=()):
-        from .config import RunConfig
-
         row = self.rows.get(scenario, {})
         if "config" in row:
             d = {k: v for k, v in row["config"].items() if k != "testbed"}
@@ -48,8 +50,6 @@ class Runner:
         return cfg.replace(**dict(overrides)) if overrides else cfg
 
     def __call__(self, scenario, seed=None, overrides=()):
-        from .run import run
-
         key = (scenario, seed, tuple(overrides))
         if key not in self.cache:
             self.cache[key] = run(self.config(scenario, seed, overrides))
@@ -136,8 +136,6 @@ def cross_validate(rows=None, runner=None, sources=None):
 
 
 def _names():
-    from . import ops
-
     return ops.NAMES
 
 
@@ -219,11 +217,8 @@ def to_json(df, loo=None):
 
 def write(df, out_dir):
     """CSV and Markdown of the table, plus one figure per seed (PNG, SVG, offline HTML)."""
-    from pathlib import Path
-
     import plotly.graph_objects as go
 
-    from .export import export
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,151 @@
+"""Measured points (data/measurements/*.json, written by ``xskbench measure``) read as rows
+for the calibration: each point's emulated counterpart, the measuring machine's clock, and
+one row per point with a rate to compare or fit."""
+import json
+from pathlib import Path
+
+from .loading import read_text
+from .sections.afxdp import XskConfig
+
+TESTBED = "this-machine"
+TOLERANCE = 0.15      # relative; the emulation has no cache-footprint effect of ring size
+DURATION_S = 0.004    # emulated time of each counterpart run (as the published scenarios)
+VETH_RING = 256       # VETH_RING_SIZE: the receiving veth's ptr_ring
+_XSK_FIELDS = ("fill_size", "comp_size", "rx_size", "tx_size", "frame_size", "headroom",
+               "umem_frames", "need_wakeup", "busy_poll", "busy_budget", "batch_size")
+
+
+MAX_SWEEP_BYTES = 64 << 20  # a stored sweep of a few hundred points is well under 1 MB
+
+# What fit() reads of each point: (path in the point, the type it must have)
+_POINT_SCHEMA = (("result", dict), ("result.config", dict), ("result.config.device", str),
+                 ("result.config.mode", str), ("result.config.workload", dict),
+                 ("result.config.workload.kind", str),
+                 ("result.config.workload.packet_size", int), ("result.config.xsk", dict),
+                 ("result.pps", dict))
+
+
+def load(path):
+    """A stored sweep (the JSON written by ``xskbench measure --sweep``); ValueError (one
+    line naming the file and the first bad entry) if it is not one."""
+    text = read_text(path, max_bytes=MAX_SWEEP_BYTES)
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: malformed JSON: nested too deeply") from None
+    except ValueError as err:
+        raise ValueError(f"{path}: malformed JSON: {' '.join(str(err).split())[:200]}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
+        raise ValueError(f"{path}: not a measurement sweep (no 'points' list)")
+    for i, point in enumerate(doc["points"]):
+        problem = _point_problem(point)
+        if problem:
+            raise ValueError(f"{path}: points[{i}]: {problem}; not a measurement sweep of "
+                             "`xskbench measure --sweep`")
+    doc.setdefault("name", Path(path).stem)
+    if not isinstance(doc["name"], str):
+        raise ValueError(f"{path}: name must be a string")
+    return doc
+
+
+def _point_problem(point):
+    """What is missing or of the wrong type in one stored point (None if it is usable)."""
+    if not isinstance(point, dict):
+        return f"a {type(point).__name__}, not a mapping"
+    for where, kind in _POINT_SCHEMA:
+        value = point
+        for key in where.split("."):
+            if not isinstance(value, dict) or key not in value:
+                return f"missing {where}"
+            value = value[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return f"{where} is a {type(value).__name__}, not a {kind.__name__}"
+    for where in ("result.config.real", "result.cpu_per_cpu"):  # optional, but mappings
+        section, _, key = where.rpartition(".")
+        holder = point["result"]["config"] if section == "result.config" else point["result"]
+        if key in holder and not isinstance(holder[key], dict):
+            return f"{where} is a {type(holder[key]).__name__}, not a dict"
+    pps = point["result"]["pps"]
+    if not pps or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                          for v in pps.values()):
+        return "result.pps must map directions to numbers"
+    return None
+
+
+def counterpart(mcfg):
+    """The emulated config (a dict for RunConfig.from_dict) of a measured config, or a
+    string saying why there is none."""
+    real, wl = mcfg.get("real", {}), mcfg["workload"]
+    if mcfg["device"] != "veth":
+        return f"{mcfg['device']}: no emulated counterpart of this real setup yet"
+    if wl["kind"] not in ("rxdrop", "l2fwd"):
+        return (f"veth {wl['kind']}: no emulated counterpart (the emulated veth sends into "
+                "the RFC's bridge to mlx5, which the measured pair lacks)")
+    if real.get("xdp_mode", "native") != "native":
+        return (f"xdp_mode={real['xdp_mode']}: generic XDP builds the skb first; the "
+                "counterpart runs native XDP")
+    if mcfg["mode"] != "copy":
+        return f"mode={mcfg['mode']}: only veth copy mode has a counterpart"
+    if real.get("wait", "spin") == "poll":
+        return "wait=poll: the emulated xdpsock loop spins (no poll() mode)"
+    if wl.get("rate_pps"):
+        return "rate_pps set: the sender spins between packets, its CPU is not per-packet work"
+    have = set(XskConfig.__dataclass_fields__)
+    xsk = {k: v for k, v in mcfg["xsk"].items() if k in _XSK_FIELDS and k in have}
+    xsk["busy_poll"] = real.get("wait") == "busy-poll" or bool(xsk.get("busy_poll"))
+    cpus = {"app_cpu": int(real.get("app_cpu", 1)), "napi_cpu": int(real.get("peer_cpu", 0))}
+    workload = {"kind": wl["kind"], "packet_size": wl["packet_size"],
+                "seed": wl.get("seed", 1), "duration_s": DURATION_S}
+    return {"device": "null", "mode": "copy", "workload": workload, "xsk": xsk,
+            "null": {**cpus, "ring_size": VETH_RING, "napi_budget": 64}}
+
+
+def _cpu_ghz(doc):
+    """(GHz, where it comes from): the measurement's, else this machine's if the measured CPU
+    model is this one's, else 3 GHz."""
+    real = doc["points"][0]["result"].get("real", {}) if doc["points"] else {}
+    if real.get("cpu_mhz"):
+        return float(real["cpu_mhz"]) / 1000.0, "measurement"
+    try:
+        info = Path("/proc/cpuinfo").read_text().splitlines()
+        model = next(ln.split(":", 1)[1].strip() for ln in info if ln.startswith("model name"))
+        mhz = next(float(ln.split(":", 1)[1]) for ln in info if ln.startswith("cpu MHz"))
+        if model == real.get("cpu_model"):
+            return round(mhz / 1000.0, 3), "/proc/cpuinfo (same CPU model as measured)"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return 3.0, "assumed (the measurement names no frequency)"
+
+
+def _label(point):
+    v = point.get("value")
+    return f"{point.get('axis', 'point')}={str(v).lower() if isinstance(v, bool) else v}"
+
+
+def rows(doc, cpu_ghz, tolerance=TOLERANCE):
+    """(fit rows, skipped points with why): one row per distinct emulated configuration."""
+    out, seen, skipped = [], {}, []
+    for p in doc["points"]:
+        res, label = p["result"], _label(p)
+        cfg = counterpart(res["config"])
+        if isinstance(cfg, str):
+            skipped.append((label, cfg))
+            continue
+        key = json.dumps(cfg, sort_keys=True)
+        if key in seen:
+            skipped.append((label, f"same configuration as {seen[key]}"))
+            continue
+        rid = f"{doc['name']}:{label}"
+        seen[key] = rid
+        bott = res.get("bottleneck", "peer")
+        cpus = cfg[cfg["device"]]
+        cpu = cpus["app_cpu"] if bott == "app" else cpus["napi_cpu"]
+        # the whole CPU's busy share (/proc/stat), as fitted so far; the measured contexts'
+        # own share is Result.cpu_per_cpu (lower on a shared machine: cpu_other is the rest)
+        busy = res.get("cpu_busy", res.get("cpu_per_cpu", {}))
+        util = float(busy.get(f"cpu{cpu}", 100.0)) or 100.0
+        out.append({"id": rid, "kind": "fit", "scenario": rid, "metric": "pps",
+                    "context": f"cpu{cpu}", "rate": "", "value": str(max(res["pps"].values())),
+                    "util": str(util), "unit": "pps", "tolerance": str(tolerance),
+                    "config": cfg, "cpu_ghz": cpu_ghz, "point": p})
+    return out, skipped
