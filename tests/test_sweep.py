@@ -182,7 +182,7 @@ def test_invalid_combination_and_failing_run_are_error_rows(tmp_path, monkeypatc
     def boom(cfg):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(sys.modules["xskbench.run"], "run", boom)
+    monkeypatch.setattr(sw, "run", boom)
     point = [{"xsk.tx_size": 1024}]
     failed = sw.sweep(BASE, point, scheduler="serial", cache=tmp_path, progress=False)
     assert list(failed["error"]) == ["RuntimeError: boom"]
