@@ -3,7 +3,7 @@ time: with it on and off, every device and mode should give byte-identical resul
 counters, latency and time series included.
 
 Known not exact yet (issue #17, marked xfail strict: the test fails once they become exact,
-so the mark must then go): the application replays of null, tun (zero copy) and veth (zero
+so the mark must then go): the application replays of null and veth (zero
 copy) skip a poll that, quantum by quantum, would already see work (H_PROGRESS moves one
 quantum earlier), so idle-poll cycles differ and, with receive workloads, counters by a few
 packets in a thousand. virtio-net and the copy / UDP paths replay nothing: they are exact.
@@ -16,7 +16,7 @@ from xskbench.run import run
 
 NOT_EXACT_YET = {("null", "zerocopy", "txonly"), ("null", "zerocopy", "rxdrop"),
                  ("null", "zerocopy", "l2fwd"), ("null", "copy", "rxdrop"),
-                 ("null", "copy", "l2fwd"), ("tun", "zerocopy", "txonly"),
+                 ("null", "copy", "l2fwd"),
                  ("veth", "zerocopy", "txonly")}
 CASES = [pytest.param(name, mode, kind, marks=pytest.mark.xfail(
              strict=True, reason="idle-spin replay not exact yet (module docstring)"))
