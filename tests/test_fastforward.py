@@ -15,8 +15,7 @@ from xskbench.devices import DEVICES
 from xskbench.run import run
 
 NOT_EXACT_YET = {("null", "zerocopy", "txonly"), ("null", "zerocopy", "rxdrop"),
-                 ("null", "zerocopy", "l2fwd"), ("null", "copy", "rxdrop"),
-                 ("null", "copy", "l2fwd"),
+                 ("null", "zerocopy", "l2fwd"), ("null", "copy", "l2fwd"),
                  ("veth", "zerocopy", "txonly")}
 CASES = [pytest.param(name, mode, kind, marks=pytest.mark.xfail(
              strict=True, reason="idle-spin replay not exact yet (module docstring)"))

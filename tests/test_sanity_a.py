@@ -41,18 +41,25 @@ def test_bigger_batches_cost_fewer_syscalls_per_packet(device):
 # --- copy vs zero copy ----------------------------------------------------------------------
 @pytest.mark.parametrize("device", ["null", "virtio-net"])
 def test_zero_copy_is_flat_with_packet_size_and_copy_falls(device):
-    """rxdrop: zero copy only moves descriptors; copy mode memcpys each packet into UMEM."""
+    """rxdrop: zero copy only moves descriptors; copy mode memcpys each packet into UMEM. On
+    virtio-net the host backend still copies every packet into guest memory (and may limit
+    the rate at 1500 B), so there the receiving guest's cycles per packet are compared."""
     wide = ["null.link_gbps=1000", "null.line_rate_pps=1e9"] if device == "null" else []
 
-    def rate(mode, size):
-        return run(cfg(device, f"mode={mode}", "workload.kind=rxdrop",
-                       f"workload.packet_size={size}", *wide)).pps["rx"]
+    def per_pkt(mode, size):
+        r = run(cfg(device, f"mode={mode}", "workload.kind=rxdrop",
+                    f"workload.packet_size={size}", *wide))
+        if device == "null":
+            return 1 / r.pps["rx"]
+        rx_cpu = r.config.virtio.rx_napi_cpu  # its rx NAPI, in softirq or ksoftirqd
+        busy = sum(b for b, c in zip(r.busy, r.label_cpu, strict=True) if c == rx_cpu)
+        return busy / r.counters["rx_packets"]
 
-    zc_small, zc_big = rate("zerocopy", 64), rate("zerocopy", 1500)
-    cp_small, cp_big = rate("copy", 64), rate("copy", 1500)
+    zc_small, zc_big = per_pkt("zerocopy", 64), per_pkt("zerocopy", 1500)
+    cp_small, cp_big = per_pkt("copy", 64), per_pkt("copy", 1500)
     assert abs(zc_big / zc_small - 1) < 0.05, (zc_small, zc_big)
-    assert cp_big < 0.95 * cp_small, (cp_small, cp_big)
-    assert zc_big > cp_big
+    assert cp_big > 1.05 * cp_small, (cp_small, cp_big)
+    assert zc_big < cp_big
 
 
 # --- busy poll --------------------------------------------------------------------------------
