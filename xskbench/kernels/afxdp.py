@@ -671,6 +671,17 @@ def bp_watchdog(m, cc, cb, bp):
 
 
 @njit(cache=True)
+def bp_sleeps(m, cc, cb, bp, ctx):
+    """The prologue of a busy-polled NAPI context ``ctx`` woken while its interrupt is
+    masked: True when the wake-up predates the watchdog's re-arm (it sleeps again until
+    ``BP_DUE``; the quantum ends), False when the poll goes ahead (possibly the watchdog's)."""
+    if bp_masked(m, bp) and not cx(m, ctx, CX_SCHED) and not bp_watchdog(m, cc, cb, bp):
+        wake(m, ctx, m[bp + BP_DUE])
+        return True
+    return False
+
+
+@njit(cache=True)
 def bp_complete(m, bp, work):
     """napi_complete_done of a softirq poll while masked: work resets the deferral count;
     while it is above zero the count drops, the timer is re-armed and the interrupt stays

@@ -217,10 +217,8 @@ def _arm_irq(m):
 
 @njit(cache=True)
 def napi_quantum(m, cc, cb):
-    if afxdp.bp_masked(m, D_BP) and not cx(m, NAPI, CX_SCHED):
-        if not afxdp.bp_watchdog(m, cc, cb, D_BP):  # a wake-up from before the re-arm
-            wake(m, NAPI, m[D_BP + afxdp.BP_DUE])
-            return
+    if afxdp.bp_sleeps(m, cc, cb, D_BP, NAPI):
+        return
     napi_enter(m, cc, cb, NAPI)
     if poll(m, cc, cb, m[D_BUDGET]):
         if afxdp.bp_yield(m, D_BP):  # the busy poller takes over; the interrupt stays off

@@ -453,10 +453,8 @@ def _late_signal_at(m, q):
 
 @njit(cache=True)
 def rx_napi_quantum(m, cc, cb):
-    if afxdp.bp_masked(m, D_BP) and not cx(m, RXN, CX_SCHED):
-        if not afxdp.bp_watchdog(m, cc, cb, D_BP):  # a wake-up from before the re-arm
-            wake(m, RXN, m[D_BP + afxdp.BP_DUE])
-            return
+    if afxdp.bp_sleeps(m, cc, cb, D_BP, RXN):
+        return
     napi_enter(m, cc, cb, RXN)
     if rx_poll(m, cc, cb, m[D_BUDGET]):
         if afxdp.bp_yield(m, D_BP):  # the busy poller takes over; callbacks stay off
