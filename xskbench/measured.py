@@ -4,13 +4,13 @@ one row per point with a rate to compare or fit."""
 import json
 from pathlib import Path
 
+from .devices import DEVICES
 from .loading import read_text
 from .sections.afxdp import XskConfig
 
 TESTBED = "this-machine"
 TOLERANCE = 0.15      # relative; the emulation has no cache-footprint effect of ring size
 DURATION_S = 0.004    # emulated time of each counterpart run (as the published scenarios)
-VETH_RING = 256       # VETH_RING_SIZE: the receiving veth's ptr_ring
 _XSK_FIELDS = ("fill_size", "comp_size", "rx_size", "tx_size", "frame_size", "headroom",
                "umem_frames", "need_wakeup", "busy_poll", "busy_budget", "batch_size")
 
@@ -74,30 +74,18 @@ def _point_problem(point):
 
 def counterpart(mcfg):
     """The emulated config (a dict for RunConfig.from_dict) of a measured config, or a
-    string saying why there is none."""
-    real, wl = mcfg.get("real", {}), mcfg["workload"]
-    if mcfg["device"] != "veth":
-        return f"{mcfg['device']}: no emulated counterpart of this real setup yet"
-    if wl["kind"] not in ("rxdrop", "l2fwd"):
-        return (f"veth {wl['kind']}: no emulated counterpart (the emulated veth sends into "
-                "the RFC's bridge to mlx5, which the measured pair lacks)")
-    if real.get("xdp_mode", "native") != "native":
-        return (f"xdp_mode={real['xdp_mode']}: generic XDP builds the skb first; the "
-                "counterpart runs native XDP")
-    if mcfg["mode"] != "copy":
-        return f"mode={mcfg['mode']}: only veth copy mode has a counterpart"
-    if real.get("wait", "spin") == "poll":
-        return "wait=poll: the emulated xdpsock loop spins (no poll() mode)"
-    if wl.get("rate_pps"):
-        return "rate_pps set: the sender spins between packets, its CPU is not per-packet work"
+    string saying why there is none (the measured device's ``counterpart.py``)."""
+    if mcfg["device"] not in DEVICES:
+        return f"{mcfg['device']}: not an emulated device"
+    return DEVICES[mcfg["device"]].counterpart(mcfg)
+
+
+def xsk_fields(mcfg):
+    """The measured config's xsk settings the emulation has (busy-poll from ``real.wait``)."""
     have = set(XskConfig.__dataclass_fields__)
     xsk = {k: v for k, v in mcfg["xsk"].items() if k in _XSK_FIELDS and k in have}
-    xsk["busy_poll"] = real.get("wait") == "busy-poll" or bool(xsk.get("busy_poll"))
-    cpus = {"app_cpu": int(real.get("app_cpu", 1)), "napi_cpu": int(real.get("peer_cpu", 0))}
-    workload = {"kind": wl["kind"], "packet_size": wl["packet_size"],
-                "seed": wl.get("seed", 1), "duration_s": DURATION_S}
-    return {"device": "null", "mode": "copy", "workload": workload, "xsk": xsk,
-            "null": {**cpus, "ring_size": VETH_RING, "napi_budget": 64}}
+    xsk["busy_poll"] = mcfg.get("real", {}).get("wait") == "busy-poll" or bool(xsk.get("busy_poll"))
+    return xsk
 
 
 def _cpu_ghz(doc):

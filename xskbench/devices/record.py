@@ -72,6 +72,16 @@ class Device:
         """The device's ``setup`` module: ``setup(cfg, hz, cc, cb)``, ``packets_in_flight``."""
         return importlib.import_module(f"{self.package}.setup")
 
+    def counterpart(self, mcfg: dict) -> dict | str:
+        """The emulated config (a dict for RunConfig.from_dict) of a configuration measured on
+        the real kernel (``xskbench measure``), or a string saying why there is none: the
+        device folder's ``counterpart.py`` decides (measured.py reads it)."""
+        try:
+            module = importlib.import_module(f"{self.package}.counterpart")
+        except ModuleNotFoundError:
+            return f"{self.name}: no emulated counterpart of this real setup yet"
+        return module.counterpart(mcfg)
+
     @property
     def kernel(self) -> Any:
         """The device's numba kernel module: ``simulate(M, OFF, cc, cb)``."""
