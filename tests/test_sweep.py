@@ -6,7 +6,12 @@ the serial one so that its workers load what this process compiled.
 """
 import importlib
 import math
+import os
+import signal
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -379,9 +384,6 @@ def test_cli_sweep_and_run_refuse_hours_without_yes(tmp_path, capsys):
 
 
 def test_ctrl_c_ends_a_sweep_with_one_line_and_a_consistent_cache(tmp_path):
-    import signal
-    import subprocess
-
     import pyarrow.parquet as pq
 
     grid = _grid_file(tmp_path, duration=0.05, values=range(8, 264, 8))
@@ -393,7 +395,6 @@ def test_ctrl_c_ends_a_sweep_with_one_line_and_a_consistent_cache(tmp_path):
     try:
         first = proc.stderr.readline()  # printed after planning, before the first run
         assert "estimated" in first, first
-        import time
         time.sleep(3)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
@@ -406,3 +407,56 @@ def test_ctrl_c_ends_a_sweep_with_one_line_and_a_consistent_cache(tmp_path):
     assert not (tmp_path / "x.parquet").exists()
     for part in cache.glob("*"):  # only whole parts, each readable
         assert part.name.startswith("part-") and pq.read_table(part).num_rows > 0
+
+
+def _session_members(pgid):
+    """The pids of the processes in process group ``pgid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # after the name: state, ppid, pgrp
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _cluster_up(pid):
+    """The sweep, the resource tracker and two workers are running, and the sweep catches
+    SIGINT again (while the cluster starts it ignores it, see sweep._dask)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("SigCgt")), 16)
+    return len(_session_members(pid)) >= 4 and caught & (1 << (signal.SIGINT - 1))
+
+
+def test_ctrl_c_on_a_terminal_stops_a_local_dask_sweep_with_one_line(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group, the local cluster's workers too:
+    they ignore it, the sweep stops within seconds (workers busy in a kernel are killed) and
+    says so in one line; no process of the group outlives it."""
+    grid = _grid_file(tmp_path, duration=0.5, values=range(8, 264, 8))
+    proc = subprocess.Popen([sys.executable, "-m", "xskbench", "sweep", str(grid), "--workers",
+                             "2", "--no-progress", "--no-cache", "--yes", "--out",
+                             str(tmp_path / "x.parquet")], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _cluster_up(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _cluster_up(proc.pid), "the local cluster did not start"
+        os.killpg(proc.pid, signal.SIGINT)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        waited = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    lines = [ln for ln in err.splitlines() if "estimated" not in ln]
+    assert lines and lines[0].startswith("xskbench: sweep interrupted: ") and len(lines) == 1, err
+    assert waited < 20, f"the sweep took {waited:.0f} s to stop"
+    deadline = time.monotonic() + 10  # the resource tracker exits once its pipe closes
+    while _session_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in _session_members(proc.pid)]
+    assert left == [], left

@@ -71,6 +71,7 @@ _CACHE_FLAG = "_cacheable"
 #: The most points a grid may expand to: each is a config dict in memory, planned and hashed
 #: before the first run (a larger study is several sweeps).
 MAX_POINTS = 100_000
+POLL_S = 0.05  # how often a Dask sweep looks for finished chunks and Ctrl-C
 _SENS_SKIP = ("workload.duration_s", "workload.warmup_s", "workload.seed")
 
 
@@ -593,6 +594,37 @@ def _serial(items, chunk_size, on_chunk, runner, flag):
             raise KeyboardInterrupt
 
 
+def _unless_stopped(call, flag):
+    """``call()``'s result, waited for in a daemon thread so that Ctrl-C (``flag.stop``) ends
+    the wait: compiling the kernels on the workers can take minutes."""
+    out: dict[str, Any] = {}
+
+    def target():
+        try:
+            out["value"] = call()
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            out["error"] = err
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if flag.stop:
+            raise KeyboardInterrupt
+        thread.join(POLL_S)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def _kill_workers(cluster):
+    """SIGKILL to the local cluster's worker processes: a worker inside a numba kernel holds
+    the GIL and would finish its chunk (minutes, maybe) before it heard a request to stop."""
+    for nanny in cluster.workers.values():
+        process = getattr(getattr(nanny, "process", None), "process", None)
+        if process is not None:
+            process.kill()
+
+
 def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status, runner,
           flag):
     from dask.distributed import Client, LocalCluster, as_completed
@@ -603,8 +635,16 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
         client = scheduler
     elif scheduler is None:
         n = workers or os.cpu_count() or 1
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        # Ctrl-C on a terminal signals the whole process group: the workers ignore SIGINT
+        # from birth (inherited while the cluster starts; a press in those few seconds is
+        # lost) and after a restart (sweep_worker), so only this process stops, in one line
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.CRITICAL,
+                                   preload=["xskbench.sweep_worker"])
+        finally:
+            signal.signal(signal.SIGINT, old)
         client = Client(cluster)
     else:
         try:
@@ -617,7 +657,8 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
         if reps:
             status("sweep: compiling on the workers")
             expected = [t.profile for t in reps]
-            reports = client.run(_warm, [t.config for t in reps])
+            reports = _unless_stopped(lambda: client.run(_warm, [t.config for t in reps]),
+                                      flag)
             for addr, rep in reports.items():
                 if rep["version"] != __version__ or rep["profiles"] != expected:
                     raise SchedulerError(
@@ -631,20 +672,28 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
         futures = {client.submit(_run_chunk, chunk, runner, pure=False,
                                  key=f"xskbench-sweep-{i}-{uuid.uuid4().hex[:8]}"): chunk
                    for i, chunk in enumerate(chunks)}
-        for fut in as_completed(futures):
-            chunk = futures[fut]
-            try:
-                table = fut.result()
-            except Exception as err:  # noqa: BLE001 - e.g. a worker died: error rows
-                msg = f"{type(err).__name__}: {_one_line(err)}"
-                tasks = [Task(-1, c, h, msg, "") for c, h in chunk]
-                table = _error_table(tasks, [msg] * len(tasks), cacheable=False)
-            on_chunk(chunk, table)
-            if flag.stop:
+        done = as_completed(futures)
+        while not done.is_empty():
+            if flag.stop:  # the chunks still running are dropped, not waited for
+                client.cancel(list(futures))
                 raise KeyboardInterrupt
+            if not done.has_ready():
+                time.sleep(POLL_S)  # a short wait, so that Ctrl-C is seen while chunks run
+                continue
+            for fut in done.next_batch(block=False):
+                chunk = futures.pop(fut)
+                try:
+                    table = fut.result()
+                except Exception as err:  # noqa: BLE001 - e.g. a worker died: error rows
+                    msg = f"{type(err).__name__}: {_one_line(err)}"
+                    tasks = [Task(-1, c, h, msg, "") for c, h in chunk]
+                    table = _error_table(tasks, [msg] * len(tasks), cacheable=False)
+                on_chunk(chunk, table)
     finally:
         if cluster is not None:
             client.close()
+            if flag.stop:
+                _kill_workers(cluster)
             cluster.close()
         elif not isinstance(scheduler, Client):
             client.close()
