@@ -20,6 +20,7 @@ from xskbench.kernels.engine import (
     count,
     cx,
     cx_set,
+    idle_spin,
     napi_complete,
     napi_enter,
     napi_schedule,
@@ -316,6 +317,7 @@ def _busy_poll(m, cc, cb):
 
 @njit(cache=True)
 def app_quantum(m, cc, cb):
+    progress = m[H_PROGRESS]
     kick = afxdp.app_iteration(m, cc, cb)
     if kick:
         label = m[H_QLABEL]
@@ -336,6 +338,8 @@ def app_quantum(m, cc, cb):
                 if napi_schedule(m, RXN, now(m)):  # refill via rx NAPI (inf.)
                     charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
         m[H_QLABEL] = label
+    if m[H_PROGRESS] == progress:
+        idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
     wake(m, APP, now(m))
 
 
@@ -488,9 +492,30 @@ def _host_inject(m, cc, cb, ln):
 
 
 @njit(cache=True)
+def _avail_next(m, q):
+    """When the device can next see an avail entry of ``q`` it has not consumed (INF: none
+    posted): the PMD's view of that ring changes by itself only then."""
+    if m[q + vq.Q_LAST_AVAIL] == m[q + vq.Q_AVAIL_IDX]:
+        return INF
+    return vq.vq_avail_stamp(m, q)
+
+
+@njit(cache=True)
+def _host_next_change(m):
+    """The first time an idle host PMD poll could find work without another context moving:
+    guest TX entries always, guest RX buffers where it injects without a TX packet."""
+    t = _avail_next(m, m[D_TXQ])
+    wl = m[H_WORKLOAD]
+    if wl == WL_RXDROP or (wl == WL_L2FWD and m[D_PRIME] > 0):
+        t = min(t, _avail_next(m, m[D_RXQ]))
+    return t
+
+
+@njit(cache=True)
 def host_quantum(m, cc, cb, hctx):
     """One host PMD iteration: a burst from guest TX (looped into guest RX for l2fwd),
     priming / generating into guest RX, then interrupts where the guest asked for them."""
+    progress = m[H_PROGRESS]
     charge(m, cc, cb, op.VHOST_USER_POLL, 1, 0)
     txq, rxq = m[D_TXQ], m[D_RXQ]
     burst = m[D_HOST_BURST]
@@ -517,6 +542,8 @@ def host_quantum(m, cc, cb, hctx):
             _host_inject(m, cc, cb, m[H_PKTLEN])
     if m[D_MODE] != MODE_PMD:
         _host_interrupts(m, cc, cb)
+    if m[H_PROGRESS] == progress:
+        idle_spin(m, cc, cb, hctx, _host_next_change(m))
     wake(m, hctx, now(m))
 
 
