@@ -481,7 +481,7 @@ def _host_inject(m, cc, cb, ln):
     """Put one packet into a guest RX buffer; False (dropped) when none is posted."""
     q = m[D_RXQ]
     count(m, st.OFFERED, 1)
-    if vq.vq_dev_avail(m, q, now(m)) == 0:
+    if vq.vq_dev_avail(m, q, now(m), 1) == 0:
         count(m, st.RX_MISSED, 1)
         return False
     head = vq.vq_dev_pop(m, q)
@@ -520,7 +520,7 @@ def host_quantum(m, cc, cb, hctx):
     txq, rxq = m[D_TXQ], m[D_RXQ]
     burst = m[D_HOST_BURST]
     wl = m[H_WORKLOAD]
-    n = min(burst, vq.vq_dev_avail(m, txq, now(m)))
+    n = vq.vq_dev_avail(m, txq, now(m), burst)
     scr = m[D_HSCR]
     for i in range(n):
         head = vq.vq_dev_pop(m, txq)
@@ -532,12 +532,12 @@ def host_quantum(m, cc, cb, hctx):
     if wl == WL_L2FWD:
         for i in range(n):
             _host_inject(m, cc, cb, m[scr + i])
-        k = min(m[D_PRIME], burst, vq.vq_dev_avail(m, rxq, now(m)))
+        k = vq.vq_dev_avail(m, rxq, now(m), min(m[D_PRIME], burst))
         for _ in range(k):
             _host_inject(m, cc, cb, m[H_PKTLEN])
         m[D_PRIME] -= k
     elif wl == WL_RXDROP:
-        k = min(burst, vq.vq_dev_avail(m, rxq, now(m)))
+        k = vq.vq_dev_avail(m, rxq, now(m), burst)
         for _ in range(k):
             _host_inject(m, cc, cb, m[H_PKTLEN])
     if m[D_MODE] != MODE_PMD:
@@ -573,11 +573,11 @@ def _handle_tx(m, cc, cb, arm):
     nbytes = 0
     pend = 0
     while True:
-        if vq.vq_dev_avail(m, q, now(m)) == 0:
+        if vq.vq_dev_avail(m, q, now(m), 1) == 0:
             if not arm:
                 break
             vq.vq_dev_notify(m, q, True)  # vhost_enable_notify, then the race re-check
-            if vq.vq_dev_avail(m, q, now(m)) == 0:
+            if vq.vq_dev_avail(m, q, now(m), 1) == 0:
                 break
             vq.vq_dev_notify(m, q, False)
         head = vq.vq_dev_pop(m, q)
@@ -628,12 +628,12 @@ def _handle_rx(m, cc, cb, arm):
     while n < VHOST_NET_PKT_WEIGHT and n * ln < VHOST_NET_WEIGHT:
         if wl == WL_L2FWD and m[D_VH_LOOP] == 0 and m[D_PRIME] == 0:
             break
-        if vq.vq_dev_avail(m, q, now(m)) == 0:
+        if vq.vq_dev_avail(m, q, now(m), 1) == 0:
             count(m, st.VHOST_NO_RX_BUFS, 1)
             if not arm:
                 break
             vq.vq_dev_notify(m, q, True)
-            if vq.vq_dev_avail(m, q, now(m)) == 0:
+            if vq.vq_dev_avail(m, q, now(m), 1) == 0:
                 break
             vq.vq_dev_notify(m, q, False)
         if wl == WL_L2FWD and m[D_VH_LOOP] > 0:
