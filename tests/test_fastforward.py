@@ -1,26 +1,18 @@
-"""Fast-forward (the idle-spin replay, kernels/engine.spin_until) must only save emulation
-time: with it on and off, every device and mode should give byte-identical results, books,
-counters, latency and time series included.
+"""Fast-forward (the idle-spin replay and the parking of idle spinners, kernels/engine.py
+spin_until / idle_spin) must only save emulation time: with it on and off, every device and
+mode gives byte-identical results, books, counters, latency and time series included."""
+import sys
 
-Known not exact yet (issue #17, marked xfail strict: the test fails once they become exact,
-so the mark must then go): the application replays of null and veth (zero
-copy) skip a poll that, quantum by quantum, would already see work (H_PROGRESS moves one
-quantum earlier), so idle-poll cycles differ and, with receive workloads, counters by a few
-packets in a thousand. virtio-net and the copy / UDP paths replay nothing: they are exact.
-"""
 import pytest
 
-from xskbench import RunConfig
+from xskbench import RunConfig, costs, queues
 from xskbench.devices import DEVICES
+from xskbench.kernels import layout as L
 from xskbench.run import run
 
-NOT_EXACT_YET = {("null", "zerocopy", "txonly"), ("null", "zerocopy", "rxdrop"),
-                 ("null", "zerocopy", "l2fwd"), ("null", "copy", "l2fwd"),
-                 ("veth", "zerocopy", "txonly")}
-CASES = [pytest.param(name, mode, kind, marks=pytest.mark.xfail(
-             strict=True, reason="idle-spin replay not exact yet (module docstring)"))
-         if (name, mode, kind) in NOT_EXACT_YET else (name, mode, kind)
-         for name, dev in DEVICES.items() if dev.package.startswith("xskbench.")
+run_module = sys.modules["xskbench.run"]  # the package exports run(), the function
+
+CASES = [(name, mode, kind) for name, dev in DEVICES.items() if dev.package.startswith("xskbench.")
          for mode in dev.modes for kind in dev.workloads]
 
 
@@ -39,3 +31,28 @@ def test_fast_forward_is_exact_with_two_queues_and_faults():
         "mq.queues": 2, "faults.irq_lost_prob": 0.01, "faults.irq_late_prob": 0.1,
         "faults.irq_late_us": 5.0,
         "workload.duration_s": 0.003, "workload.warmup_s": 0.0005}))
+
+
+def _quanta(cfg, fast_forward):
+    """How many quanta the engine ran (its round-robin sequence counts every one)."""
+    prof = costs.for_config(cfg)
+    cc, cb = prof.arrays(1.0)
+    machs = run_module.simulate(DEVICES[cfg.device], queues.queue_configs(cfg), 3e9, cc, cb,
+                                fast_forward=fast_forward)
+    return int(machs[0].m[L.H_SEQ])
+
+
+def test_two_spinners_waiting_on_each_other_are_parked():
+    """virtio-net zero copy: the host PMD and the guest application both poll, each idle
+    until the other (or a NAPI) moves; parked, each replays its idle spin past the other's
+    polls, so far fewer quanta run, and the result is the same bytes."""
+    cfg = RunConfig(device="virtio-net", mode="zerocopy").replace(**{
+        "workload.kind": "l2fwd", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
+    assert _quanta(cfg, True) < 0.75 * _quanta(cfg, False)
+    assert _same(cfg)
+
+
+def test_parking_is_exact_with_two_virtio_queues():
+    assert _same(RunConfig(device="virtio-net", mode="zerocopy").replace(**{
+        "workload.kind": "txonly", "mq.queues": 2,
+        "workload.duration_s": 0.002, "workload.warmup_s": 0.0005}))

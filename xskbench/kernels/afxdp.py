@@ -28,6 +28,7 @@ from .layout import (
     H_HEADROOM,
     H_LAT,
     H_NEEDWAKE,
+    H_NOW,
     H_NREFRESH,
     H_OUTSTANDING,
     H_OWN,
@@ -311,8 +312,10 @@ def app_rx(m, cc, cb):
 @njit(cache=True)
 def app_next_change(m):
     """When the application's view can next change by itself: a ring entry stamped in its
-    future, or the next packet its rate allows."""
-    t0 = now(m)
+    future, or the next packet its rate allows. Future of the quantum's *start*: an entry
+    that became visible during the quantum, after the ring was read, is work for the next
+    poll (from the quantum's end it would look past, and a replay would skip that poll)."""
+    t0 = m[H_NOW]
     t = min(next_stamp(m, m[H_FQ], True, t0), next_stamp(m, m[H_CQ], False, t0))
     t = min(t, min(next_stamp(m, m[H_RX], False, t0), next_stamp(m, m[H_TX], True, t0)))
     if m[H_GAP] > 0 and m[H_WORKLOAD] == WL_TXONLY:

@@ -25,10 +25,12 @@ from .layout import (
     CX_LAST,
     CX_MISSED,
     CX_N,
+    CX_PARK,
     CX_PRIO,
     CX_READY,
     CX_RESTARTS,
     CX_SCHED,
+    CX_SIG,
     H_BASE_BUSY,
     H_BASE_CNT,
     H_BASE_IDLE,
@@ -146,6 +148,7 @@ def begin(m, c):
     m[H_SEQ] += 1
     cx_set(m, c, CX_LAST, m[H_SEQ])
     cx_set(m, c, CX_READY, INF)  # the quantum decides when it runs again
+    cx_set(m, c, CX_PARK, 0)  # parked again only if this quantum is a steady idle one
 
 
 @njit(cache=True)
@@ -168,6 +171,11 @@ def finish(m, c):
         for lab in range(m[H_NLABEL]):  # per label: a syscall's share stays the syscall's
             m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
+    else:  # it moved something: every parked spinner may find work now, and this context's
+        # next idle quantum starts a new stretch (it must repeat itself before a replay)
+        cx_set(m, c, CX_SIG, 0)
+        for o in range(m[H_NCTX]):
+            cx_set(m, o, CX_PARK, 0)
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
@@ -305,14 +313,47 @@ def sample(m):
 def horizon(m, c):
     """The earliest time any context other than ``c`` can next run: until then nothing
     ``c`` could observe changes, except ring entries already stamped in its future. Other
-    queues' contexts (``H_EXT_HZN``) count too: they may need this CPU."""
+    queues' contexts (``H_EXT_HZN``) count too: they may need this CPU.
+
+    A context parked in an idle spin on another CPU (``CX_PARK``, set by :func:`idle_spin`)
+    counts from its first poll that could find work by itself: until some context moves
+    something, its polls change nothing (any progress unparks every context, ``finish``).
+    So two spinners waiting on each other (a host PMD and a guest application) both replay
+    up to the first change either could see, instead of one poll of the other at a time.
+    On the same CPU it counts from its next start: it takes turns on that CPU."""
     t = min(m[H_END], m[H_EXT_HZN])
     clk = m[H_CLK]
+    cpu = cx(m, c, CX_CPU)
     for o in range(m[H_NCTX]):
         r = cx(m, o, CX_READY)
         if o != c and r < INF:
-            t = min(t, max(r, m[clk + cx(m, o, CX_CPU)]))
+            o_cpu = cx(m, o, CX_CPU)
+            s = max(r, m[clk + o_cpu])
+            if o_cpu != cpu:
+                s = max(s, cx(m, o, CX_PARK))
+            t = min(t, s)
     return t
+
+
+@njit(cache=True)
+def idle_spin(m, cc, cb, c, seen):
+    """Context ``c``'s quantum found nothing, and nothing it reads changes by itself before
+    ``seen`` (a ring entry stamped then, the next packet a rate allows): park it (other
+    spinners' horizons skip its polls until then) and replay its idle spin up to the first
+    time anything could change for it."""
+    q = m[H_QACC]
+    if spin_until(m, cc, cb, min(horizon(m, c), seen)):
+        # its poll that could first see ``seen`` starts up to one quantum before it
+        cx_set(m, c, CX_PARK, max(seen - q, 1))
+
+
+@njit(cache=True)
+def _signature(m, k):
+    """A hash of the quantum's log (its charges, counts and draws) and length."""
+    h = m[H_QACC]
+    for i in range(4 * k):
+        h = h * 6364136223846793005 + m[m[H_QLOG] + i] + 1442695040888963407
+    return h
 
 
 @njit(cache=True)
@@ -320,16 +361,28 @@ def spin_until(m, cc, cb, until):
     """A polling context found nothing to do: replay this idle quantum back to back until
     ``until`` (the same loads, the same empty polls), as the real loop would spin. Exact,
     since nothing it reads can change before then; it only saves emulation time. It stops at
-    the end of warm-up, so the steady window's books start where quantum by quantum would."""
+    the end of warm-up, so the steady window's books start where quantum by quantum would.
+
+    Only a *steady* idle quantum is replayed: one whose log is the same as the context's
+    previous quantum's (the first empty poll after work may still differ, e.g. charging a
+    ring refresh made before it). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
     if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY]:
-        return
+        return False
+    c = m[H_QCTX]
+    sig = _signature(m, k)
+    if sig != cx(m, c, CX_SIG):
+        cx_set(m, c, CX_SIG, sig)
+        return False
     if m[H_SNAP_DONE] == 0:
         until = min(until, m[H_WARM])
-    reps = (until - (m[H_NOW] + q)) // q
+    # replayed quanta end before ``until``: a read at a quantum's last instant sees an entry
+    # stamped at that instant (stamps are visible from their time on), so one ending at
+    # ``until`` could already find work
+    reps = (until - 1 - (m[H_NOW] + q)) // q
     if reps <= 0:
-        return
+        return True
     label = m[H_QLABEL]
     for i in range(k):
         base = m[H_QLOG] + 4 * i
@@ -348,6 +401,7 @@ def spin_until(m, cc, cb, until):
             m[H_QACC] += cost
             m[m[H_BUSY] + m[H_QLABEL]] += cost
     m[H_QLABEL] = label
+    return True
 
 
 @njit(cache=True)

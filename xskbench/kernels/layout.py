@@ -67,7 +67,7 @@ H_EXT_HZN, H_SHARED_POOL = _core.take(2)
 TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)
 
 # --- context table ---------------------------------------------------------------------
-CX_N = 16  # words per context
+CX_N = 18  # words per context
 _cx = _Slots(0, CX_N)
 (
     CX_CPU, CX_KIND, CX_READY, CX_PRIO, CX_LABEL, CX_KLABEL, CX_LAST,
@@ -91,6 +91,10 @@ QLOG_LEN = 32  # charges remembered per quantum, to replay an idle spin
 
 # --- fault injection (kernels/faults.py): context words ------------------------------------
 CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length, period (0 = none)
+# the idle-spin replay (engine.spin_until, engine.idle_spin): the signature of the context's
+# last idle quantum (a replay repeats a quantum only once it has repeated itself), and, while
+# it is parked in an idle spin, the earliest start of its quantum that could find work (0: not)
+CX_SIG, CX_PARK = _cx.take(2)
 
 
 class Arena:

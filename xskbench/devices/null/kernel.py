@@ -22,12 +22,11 @@ from xskbench.kernels.engine import (
     cx,
     cx_set,
     delay,
-    horizon,
+    idle_spin,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
-    spin_until,
     wake,
 )
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
@@ -317,7 +316,7 @@ def app_quantum(m, cc, cb):
                 _kick_napi(m, cc, cb)
         m[H_QLABEL] = label
     if m[H_PROGRESS] == progress:
-        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
+        idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
     wake(m, APP, now(m))  # xdpsock spins
 
 

@@ -20,6 +20,7 @@ from xskbench.kernels.engine import (
     count,
     cx,
     cx_set,
+    idle_spin,
     napi_complete,
     napi_enter,
     napi_schedule,
@@ -316,6 +317,7 @@ def _busy_poll(m, cc, cb):
 
 @njit(cache=True)
 def app_quantum(m, cc, cb):
+    progress = m[H_PROGRESS]
     kick = afxdp.app_iteration(m, cc, cb)
     if kick:
         label = m[H_QLABEL]
@@ -336,6 +338,8 @@ def app_quantum(m, cc, cb):
                 if napi_schedule(m, RXN, now(m)):  # refill via rx NAPI (inf.)
                     charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
         m[H_QLABEL] = label
+    if m[H_PROGRESS] == progress:
+        idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
     wake(m, APP, now(m))
 
 
@@ -477,7 +481,7 @@ def _host_inject(m, cc, cb, ln):
     """Put one packet into a guest RX buffer; False (dropped) when none is posted."""
     q = m[D_RXQ]
     count(m, st.OFFERED, 1)
-    if vq.vq_dev_avail(m, q, now(m)) == 0:
+    if vq.vq_dev_avail(m, q, now(m), 1) == 0:
         count(m, st.RX_MISSED, 1)
         return False
     head = vq.vq_dev_pop(m, q)
@@ -488,14 +492,35 @@ def _host_inject(m, cc, cb, ln):
 
 
 @njit(cache=True)
+def _avail_next(m, q):
+    """When the device can next see an avail entry of ``q`` it has not consumed (INF: none
+    posted): the PMD's view of that ring changes by itself only then."""
+    if m[q + vq.Q_LAST_AVAIL] == m[q + vq.Q_AVAIL_IDX]:
+        return INF
+    return vq.vq_avail_stamp(m, q)
+
+
+@njit(cache=True)
+def _host_next_change(m):
+    """The first time an idle host PMD poll could find work without another context moving:
+    guest TX entries always, guest RX buffers where it injects without a TX packet."""
+    t = _avail_next(m, m[D_TXQ])
+    wl = m[H_WORKLOAD]
+    if wl == WL_RXDROP or (wl == WL_L2FWD and m[D_PRIME] > 0):
+        t = min(t, _avail_next(m, m[D_RXQ]))
+    return t
+
+
+@njit(cache=True)
 def host_quantum(m, cc, cb, hctx):
     """One host PMD iteration: a burst from guest TX (looped into guest RX for l2fwd),
     priming / generating into guest RX, then interrupts where the guest asked for them."""
+    progress = m[H_PROGRESS]
     charge(m, cc, cb, op.VHOST_USER_POLL, 1, 0)
     txq, rxq = m[D_TXQ], m[D_RXQ]
     burst = m[D_HOST_BURST]
     wl = m[H_WORKLOAD]
-    n = min(burst, vq.vq_dev_avail(m, txq, now(m)))
+    n = vq.vq_dev_avail(m, txq, now(m), burst)
     scr = m[D_HSCR]
     for i in range(n):
         head = vq.vq_dev_pop(m, txq)
@@ -507,16 +532,18 @@ def host_quantum(m, cc, cb, hctx):
     if wl == WL_L2FWD:
         for i in range(n):
             _host_inject(m, cc, cb, m[scr + i])
-        k = min(m[D_PRIME], burst, vq.vq_dev_avail(m, rxq, now(m)))
+        k = vq.vq_dev_avail(m, rxq, now(m), min(m[D_PRIME], burst))
         for _ in range(k):
             _host_inject(m, cc, cb, m[H_PKTLEN])
         m[D_PRIME] -= k
     elif wl == WL_RXDROP:
-        k = min(burst, vq.vq_dev_avail(m, rxq, now(m)))
+        k = vq.vq_dev_avail(m, rxq, now(m), burst)
         for _ in range(k):
             _host_inject(m, cc, cb, m[H_PKTLEN])
     if m[D_MODE] != MODE_PMD:
         _host_interrupts(m, cc, cb)
+    if m[H_PROGRESS] == progress:
+        idle_spin(m, cc, cb, hctx, _host_next_change(m))
     wake(m, hctx, now(m))
 
 
@@ -546,11 +573,11 @@ def _handle_tx(m, cc, cb, arm):
     nbytes = 0
     pend = 0
     while True:
-        if vq.vq_dev_avail(m, q, now(m)) == 0:
+        if vq.vq_dev_avail(m, q, now(m), 1) == 0:
             if not arm:
                 break
             vq.vq_dev_notify(m, q, True)  # vhost_enable_notify, then the race re-check
-            if vq.vq_dev_avail(m, q, now(m)) == 0:
+            if vq.vq_dev_avail(m, q, now(m), 1) == 0:
                 break
             vq.vq_dev_notify(m, q, False)
         head = vq.vq_dev_pop(m, q)
@@ -601,12 +628,12 @@ def _handle_rx(m, cc, cb, arm):
     while n < VHOST_NET_PKT_WEIGHT and n * ln < VHOST_NET_WEIGHT:
         if wl == WL_L2FWD and m[D_VH_LOOP] == 0 and m[D_PRIME] == 0:
             break
-        if vq.vq_dev_avail(m, q, now(m)) == 0:
+        if vq.vq_dev_avail(m, q, now(m), 1) == 0:
             count(m, st.VHOST_NO_RX_BUFS, 1)
             if not arm:
                 break
             vq.vq_dev_notify(m, q, True)
-            if vq.vq_dev_avail(m, q, now(m)) == 0:
+            if vq.vq_dev_avail(m, q, now(m), 1) == 0:
                 break
             vq.vq_dev_notify(m, q, False)
         if wl == WL_L2FWD and m[D_VH_LOOP] > 0:

@@ -218,11 +218,13 @@ def vq_used_pending(m, o):
 
 # --- device side (vhost-user / vhost-net) -----------------------------------------------------
 @njit(cache=True)
-def vq_dev_avail(m, o, t):
-    """Avail entries published by ``t`` the device has not consumed."""
+def vq_dev_avail(m, o, t, cap):
+    """Avail entries published by ``t`` the device has not consumed, counted up to ``cap``
+    (what the caller can take: a burst, or 1 to ask whether any; a posted RX ring holds
+    hundreds, and a packet's poll need not count them all)."""
     n = 0
     i = m[o + Q_LAST_AVAIL]
-    while i < m[o + Q_AVAIL_IDX] and m[_avail(m, o, i) + 1] <= t:
+    while n < cap and i < m[o + Q_AVAIL_IDX] and m[_avail(m, o, i) + 1] <= t:
         n += 1
         i += 1
     return n
