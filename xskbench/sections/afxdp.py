@@ -10,6 +10,20 @@ def _ring(doc: str) -> int:
     return fld(2048, doc, unit="descs", lo=32, hi=32768, pow2=True)
 
 
+XDP_PACKET_HEADROOM = 256  # bytes the kernel reserves in front of every XDP frame
+
+
+def rx_frame_size(x) -> int:
+    """xsk_pool_get_rx_frame_size: the bytes one UMEM buffer holds."""
+    return x.frame_size - x.headroom - XDP_PACKET_HEADROOM
+
+
+def descs_per_packet(x, packet_size: int) -> int:
+    """Descriptors one packet takes: ceil(len / frame size) with XDP_USE_SG (__xsk_rcv's
+    num_desc; the sender splits the same way), else 1 (a bigger packet is refused)."""
+    return -(-packet_size // rx_frame_size(x)) if x.multi_buffer else 1
+
+
 def cost_profiles() -> tuple[str, ...]:
     """Names of the cost profiles in ``data/costs`` (looked up on each call)."""
     return tuple(sorted(p.stem for p in COSTS_DIR.glob("*.json")))
@@ -43,6 +57,9 @@ class XskConfig(Section):
                        "txonly), app (computed in user space per frame), offload "
                        "(XDP_TX_METADATA checksum request, Linux 6.8+)",
                        choices=("none", "app", "offload"))
+    multi_buffer: bool = fld(False, "XDP_USE_SG (Linux 6.6+): a packet longer than one "
+                             "buffer (frame_size - headroom - 256) spans ceil(len / buffer) "
+                             "descriptors, XDP_PKT_CONTD on all but the last")
     batch_size: int = fld(64, "application batch as xdpsock -b", unit="descs", lo=1, hi=2048)
     tx_full: str = fld("retry", "l2fwd with TX full: retry (xdpsock) or drop the rest of the "
                        "burst (testpmd: TX-errors)", choices=("retry", "drop"))

@@ -24,6 +24,13 @@ def check(cfg):
         raise ValueError("xsk.tx_csum='offload' with mode=zerocopy: virtio-net has no "
                          "xsk_tx_metadata_ops (Linux 6.13); allowed: mode='copy' (the skb "
                          "carries CHECKSUM_PARTIAL), or xsk.tx_csum='none'/'app'")
+    if x.multi_buffer and cfg.mode == "zerocopy":
+        # xp_assign_dev: netdev->xdp_zc_max_segs == 1 && (flags & XDP_USE_SG) → -EOPNOTSUPP;
+        # mainline virtio-net xsk zero copy (6.11+) leaves xdp_zc_max_segs at 1 (a posted
+        # series with VIRTNET_MAX_ZC_SEGS = 8 would lift it)
+        raise ValueError("xsk.multi_buffer=true with mode=zerocopy: virtio-net keeps "
+                         "xdp_zc_max_segs = 1, so bind with XDP_USE_SG fails (xp_assign_dev: "
+                         "-EOPNOTSUPP); allowed: xsk.multi_buffer=false, or device 'null'")
     if cfg.mode != "pmd" and v.queue_size > cfg.xsk.fill_size:
         raise ValueError(f"virtio.queue_size={v.queue_size} must be <= xsk.fill_size="
                          f"{cfg.xsk.fill_size} (the rx queue is filled from the fill ring)")
