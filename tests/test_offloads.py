@@ -89,6 +89,8 @@ def test_jumbo_frames_cost_less_per_byte_than_small_ones():
       "xsk.tx_size=2048"], "null", ["xsk.batch_size=1024", "3 descriptors", "xsk.tx_size"]),
     (["mode=zerocopy", "xsk.multi_buffer=true"], "virtio-net",
      ["xsk.multi_buffer=true", "xdp_zc_max_segs", "EOPNOTSUPP"]),
+    (["mode=zerocopy", "workload.packet_size=9000", "xsk.multi_buffer=true"], "virtio-net",
+     ["xsk.multi_buffer=true", "EOPNOTSUPP"]),
     (["mode=copy", "workload.packet_size=9000", "xsk.multi_buffer=true"], "virtio-net",
      ["workload.packet_size=9000", "does not model multi-buffer", "null zerocopy/copy"]),
 ])

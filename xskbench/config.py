@@ -37,7 +37,8 @@ def _one_line(err: Exception) -> str:
 
 def check_combination(cfg: Any) -> None:
     """Cross-field checks: the AF_XDP core's (all reported at once), then the device's own,
-    the faults section's and the multi-queue plan's."""
+    multi-buffer's (where the device models it), the faults section's and the multi-queue
+    plan's."""
     x, w = cfg.xsk, cfg.workload
     room = rx_frame_size(x)
     problems = [msg for bad, msg in (
@@ -58,6 +59,7 @@ def check_combination(cfg: Any) -> None:
     if problems:
         raise ValueError("; ".join(problems))
     device = get_device(cfg.device)
+    device.validate(cfg)  # first: a device that refuses the flag itself says why
     nseg = descs_per_packet(x, w.packet_size)
     if nseg > 1 and cfg.mode not in device.multi_buffer_modes:
         where = ", ".join(f"{d.name} {'/'.join(d.multi_buffer_modes)}"
@@ -71,7 +73,6 @@ def check_combination(cfg: Any) -> None:
         raise ValueError(f"xsk.batch_size={x.batch_size} x {nseg} descriptors a packet must "
                          f"be <= xsk.tx_size={x.tx_size} (workload.packet_size="
                          f"{w.packet_size}, xsk.multi_buffer=true)")
-    device.validate(cfg)
     faults_section.check(cfg, device)
     queues.check(cfg)
 
