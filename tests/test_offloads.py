@@ -2,6 +2,8 @@
 spans ceil(len / buffer) descriptors on every ring, the books stay whole, and a jumbo
 packet's extra descriptors cost the contexts that handle them; refusals name the knobs."""
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from xskbench import ops
 from xskbench.config import RunConfig
@@ -101,3 +103,37 @@ def test_refusals_name_the_knobs(sets, device, fragments):
     assert "\n" not in msg
     for f in fragments:
         assert f in msg, (f, msg)
+
+
+@settings(max_examples=12, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_random_multi_buffer_configs_balance(data):
+    """Jumbo frames under small rings, short batches, ring-full drops, busy poll and no
+    need_wakeup: every frame in one place, every packet whole."""
+    d = data.draw
+    frame = d(st.sampled_from([2048, 4096]))
+    headroom = d(st.sampled_from([0, 256]))
+    room = frame - headroom - 256
+    size = d(st.integers(room + 1, 9000))
+    ring = d(st.sampled_from([64, 256, 2048]))
+    sets = {"mode": d(st.sampled_from(["zerocopy", "copy"])),
+            "workload.kind": d(st.sampled_from(["txonly", "rxdrop", "l2fwd"])),
+            "workload.packet_size": size, "xsk.frame_size": frame, "xsk.headroom": headroom,
+            "xsk.multi_buffer": True, "xsk.batch_size": d(st.sampled_from([1, 7, 16])),
+            "xsk.tx_size": ring, "xsk.rx_size": ring, "xsk.comp_size": ring,
+            "xsk.need_wakeup": d(st.booleans()), "xsk.busy_poll": d(st.booleans()),
+            "xsk.tx_full": d(st.sampled_from(["retry", "drop"])),
+            "null.ring_size": d(st.sampled_from([64, 1024])),
+            "null.link_gbps": d(st.sampled_from([10.0, 1000.0])),
+            "workload.duration_s": 0.001, "workload.warmup_s": 0.0002}
+    try:
+        c = RunConfig.from_dict({"device": "null"}).replace(**sets)
+    except ValueError:
+        assume(False)
+    r = run(c)
+    inv = r.invariants
+    assert inv["balanced"] and sum(inv["frames"].values()) == inv["umem_frames"]
+    kind = sets["workload.kind"]
+    got = r.counters["rx_packets" if kind == "rxdrop" else "tx_packets"]
+    assert r.counters["rx_bytes" if kind == "rxdrop" else "tx_bytes"] == size * got
