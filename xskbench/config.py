@@ -18,7 +18,7 @@ from xskbench.devices import get as get_device
 from xskbench.fields import coerce, field_info, fmt
 from xskbench.sections import SECTIONS, section_class
 from xskbench.sections import faults as faults_section
-from xskbench.sections.afxdp import XDP_PACKET_HEADROOM, descs_per_packet, rx_frame_size
+from xskbench.umem import XDP_PACKET_HEADROOM, descs_per_packet, rx_frame_size
 
 #: Device -> supported modes (the first is the device's default): a view of the registry.
 DEVICE_MODES: dict[str, tuple[str, ...]] = {name: d.modes for name, d in DEVICES.items()}

@@ -10,7 +10,7 @@ from .kernels import layout as L
 from .kernels.afxdp import app_fill
 from .kernels.engine import seed_rng, wake
 from .kernels.xsk_ring import NEED_WAKEUP, R_FLAGS, ring_init, ring_words
-from .sections.afxdp import descs_per_packet, rx_frame_size
+from .umem import descs_per_packet, rx_frame_size
 
 TS_POINTS = 200  # ring-occupancy samples per run: memory stays flat however long the run
 RING_NAMES = ("fill", "completion", "rx", "tx")

@@ -10,20 +10,6 @@ def _ring(doc: str) -> int:
     return fld(2048, doc, unit="descs", lo=32, hi=32768, pow2=True)
 
 
-XDP_PACKET_HEADROOM = 256  # bytes the kernel reserves in front of every XDP frame
-
-
-def rx_frame_size(x) -> int:
-    """xsk_pool_get_rx_frame_size: the bytes one UMEM buffer holds."""
-    return x.frame_size - x.headroom - XDP_PACKET_HEADROOM
-
-
-def descs_per_packet(x, packet_size: int) -> int:
-    """Descriptors one packet takes: ceil(len / frame size) with XDP_USE_SG (__xsk_rcv's
-    num_desc; the sender splits the same way), else 1 (a bigger packet is refused)."""
-    return -(-packet_size // rx_frame_size(x)) if x.multi_buffer else 1
-
-
 def cost_profiles() -> tuple[str, ...]:
     """Names of the cost profiles in ``data/costs`` (looked up on each call)."""
     return tuple(sorted(p.stem for p in COSTS_DIR.glob("*.json")))
