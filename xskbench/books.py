@@ -39,9 +39,11 @@ def balance(mach, counters, in_flight_dev):
     delivered = counters["rx_packets"] if kind == "rxdrop" else counters["tx_packets"]
     dropped = {r: counters[r] for r in stats.DROP_REASONS}
     # in flight: on the socket's rings (RX unless nothing is received, TX unless nothing is
-    # sent) or inside the device, which counts its own
-    in_flight = (in_flight_dev + (kind != "txonly") * frames["rx"]
-                 + (kind != "rxdrop") * frames["tx"])
+    # sent; a multi-buffer packet holds H_NSEG frames) or inside the device, which counts
+    # its own
+    nseg = int(m[L.H_NSEG])
+    in_flight = (in_flight_dev + (kind != "txonly") * frames["rx"] // nseg
+                 + (kind != "rxdrop") * frames["tx"] // nseg)
     if offered != delivered + sum(dropped.values()) + in_flight:
         errors.append(f"packets: offered {offered} != delivered {delivered} + dropped "
                       f"{sum(dropped.values())} + in flight {in_flight}")

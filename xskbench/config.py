@@ -18,11 +18,11 @@ from xskbench.devices import get as get_device
 from xskbench.fields import coerce, field_info, fmt
 from xskbench.sections import SECTIONS, section_class
 from xskbench.sections import faults as faults_section
+from xskbench.umem import XDP_PACKET_HEADROOM, descs_per_packet, rx_frame_size
 
 #: Device -> supported modes (the first is the device's default): a view of the registry.
 DEVICE_MODES: dict[str, tuple[str, ...]] = {name: d.modes for name, d in DEVICES.items()}
 
-XDP_PACKET_HEADROOM = 256  # bytes the kernel reserves in front of every XDP frame
 
 _SCALARS = ("device", "mode")
 
@@ -37,17 +37,19 @@ def _one_line(err: Exception) -> str:
 
 def check_combination(cfg: Any) -> None:
     """Cross-field checks: the AF_XDP core's (all reported at once), then the device's own,
-    the faults section's and the multi-queue plan's."""
+    multi-buffer's (where the device models it), the faults section's and the multi-queue
+    plan's."""
     x, w = cfg.xsk, cfg.workload
-    room = x.frame_size - x.headroom - XDP_PACKET_HEADROOM
+    room = rx_frame_size(x)
     problems = [msg for bad, msg in (
         (x.batch_size > x.tx_size,
          f"xsk.batch_size={x.batch_size} must be <= xsk.tx_size={x.tx_size}"),
         (x.batch_size > x.fill_size,
          f"xsk.batch_size={x.batch_size} must be <= xsk.fill_size={x.fill_size}"),
-        (w.packet_size > room,
+        (w.packet_size > room and not x.multi_buffer,
          f"workload.packet_size={w.packet_size} must be <= xsk.frame_size - xsk.headroom - "
-         f"{XDP_PACKET_HEADROOM} (XDP_PACKET_HEADROOM) = {room}"),
+         f"{XDP_PACKET_HEADROOM} (XDP_PACKET_HEADROOM) = {room} with xsk.frame_size="
+         f"{x.frame_size}, or set xsk.multi_buffer=true (XDP_USE_SG)"),
         (w.warmup_s >= w.duration_s,
          f"workload.warmup_s={fmt(w.warmup_s)} must be < workload.duration_s={fmt(w.duration_s)}"),
         (x.umem_frames < x.fill_size,
@@ -57,7 +59,20 @@ def check_combination(cfg: Any) -> None:
     if problems:
         raise ValueError("; ".join(problems))
     device = get_device(cfg.device)
-    device.validate(cfg)
+    device.validate(cfg)  # first: a device that refuses the flag itself says why
+    nseg = descs_per_packet(x, w.packet_size)
+    if nseg > 1 and cfg.mode not in device.multi_buffer_modes:
+        where = ", ".join(f"{d.name} {'/'.join(d.multi_buffer_modes)}"
+                          for d in DEVICES.values() if d.multi_buffer_modes)
+        raise ValueError(
+            f"xsk.multi_buffer=true with workload.packet_size={w.packet_size} > {room} "
+            f"({nseg} descriptors a packet): device {cfg.device!r} in mode {cfg.mode!r} does "
+            f"not model multi-buffer frames (modelled: {where}); allowed: "
+            f"workload.packet_size <= {room}")
+    if nseg * x.batch_size > x.tx_size:  # xdpsock reserves a whole batch of descriptors
+        raise ValueError(f"xsk.batch_size={x.batch_size} x {nseg} descriptors a packet must "
+                         f"be <= xsk.tx_size={x.tx_size} (workload.packet_size="
+                         f"{w.packet_size}, xsk.multi_buffer=true)")
     faults_section.check(cfg, device)
     queues.check(cfg)
 

@@ -10,6 +10,7 @@ from .kernels import layout as L
 from .kernels.afxdp import app_fill
 from .kernels.engine import seed_rng, wake
 from .kernels.xsk_ring import NEED_WAKEUP, R_FLAGS, ring_init, ring_words
+from .umem import descs_per_packet, rx_frame_size
 
 TS_POINTS = 200  # ring-occupancy samples per run: memory stays flat however long the run
 RING_NAMES = ("fill", "completion", "rx", "tx")
@@ -110,6 +111,8 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     m[L.H_ZC] = int(cfg.mode == "zerocopy")
     m[L.H_WORKLOAD] = L.WORKLOADS.index(w.kind)
     m[L.H_PKTLEN] = w.packet_size
+    m[L.H_SEGLEN] = rx_frame_size(x)
+    m[L.H_NSEG] = descs_per_packet(x, w.packet_size)
     m[L.H_GAP] = 0 if w.rate_pps is None else round(mc_per_s / w.rate_pps)
     m[L.H_ARR_END] = m[L.H_END]
     m[L.H_TS_CAP], m[L.H_TS_NRINGS] = TS_POINTS, len(RING_NAMES)

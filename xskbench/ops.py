@@ -135,6 +135,11 @@ OPS = (
     ("vhost_net_busy_poll", "one vhost_net_busy_poll spin over the vq (busyloop_timeout)"),
     ("app_csum", "user space: the application's L4 checksum over the frame (per byte)"),
     ("xsk_tx_metadata_request", "the driver's checksum request from XDP_TX_METADATA"),
+    # --- AF_XDP multi-buffer (XDP_USE_SG) -------------------------------------------------
+    ("app_desc_contd", "user space: one more descriptor of a multi-buffer packet"),
+    ("xsk_build_skb_frag", "copy-mode TX: one more descriptor as an skb frag (alloc_page)"),
+    ("xsk_buff_add_frag", "zero-copy RX: one more UMEM buffer chained to the xdp_buff"),
+    ("xdp_buff_add_frag", "driver RX: one more page as a frag of a multi-buffer xdp_buff"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -264,3 +269,7 @@ BR_HANDLE_FRAME = INDEX["br_handle_frame"]
 VHOST_NET_BUSY_POLL = INDEX["vhost_net_busy_poll"]
 APP_CSUM = INDEX["app_csum"]
 XSK_TX_METADATA_REQUEST = INDEX["xsk_tx_metadata_request"]
+APP_DESC_CONTD = INDEX["app_desc_contd"]
+XSK_BUILD_SKB_FRAG = INDEX["xsk_build_skb_frag"]
+XSK_BUFF_ADD_FRAG = INDEX["xsk_buff_add_frag"]
+XDP_BUFF_ADD_FRAG = INDEX["xdp_buff_add_frag"]

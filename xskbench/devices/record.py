@@ -62,6 +62,8 @@ class Device:
     notifies: Callable[[Any], bool] = _always
     paced: Callable[[Any], bool] = _paced_by_rate
     notify_note: str = ""  # when ``notifies`` depends on more than the mode, say how
+    # modes whose driver passes packets longer than one UMEM buffer (xsk.multi_buffer)
+    multi_buffer_modes: tuple[str, ...] = ()
 
     @property
     def section_name(self) -> str:

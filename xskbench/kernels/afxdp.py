@@ -30,6 +30,7 @@ from .layout import (
     H_NEEDWAKE,
     H_NOW,
     H_NREFRESH,
+    H_NSEG,
     H_OUTSTANDING,
     H_OWN,
     H_PKTLEN,
@@ -38,6 +39,7 @@ from .layout import (
     H_PROGRESS,
     H_RX,
     H_SCR,
+    H_SEGLEN,
     H_SENT_SEQ,
     H_SHARED_POOL,
     H_START_T,
@@ -96,6 +98,35 @@ def frame_of(m, addr):
 @njit(cache=True, inline="always")
 def own(m, addr, who):
     m[m[H_OWN] + addr // m[H_FRAME]] = who
+
+
+@njit(cache=True, inline="always")
+def seg_len(m, i, plen):
+    """Length of the descriptor at stream index ``i`` of a packet of ``plen`` bytes: every
+    packet is H_NSEG descriptors in a row on every ring (whole packets move), each full but
+    the last (XDP_PKT_CONTD set on all but the last)."""
+    if m[H_NSEG] == 1:
+        return plen
+    j = i % m[H_NSEG]
+    return m[H_SEGLEN] if j < m[H_NSEG] - 1 else plen - j * m[H_SEGLEN]
+
+
+@njit(cache=True, inline="always")
+def ends_packet(m, i):
+    """The descriptor at stream index ``i`` is its packet's last (XDP_PKT_CONTD clear)."""
+    return (i + 1) % m[H_NSEG] == 0
+
+
+@njit(cache=True, inline="always")
+def packets_in(m, i, k):
+    """Packets that end among the ``k`` descriptors from stream index ``i``."""
+    return (i + k) // m[H_NSEG] - i // m[H_NSEG]
+
+
+@njit(cache=True, inline="always")
+def whole(m, n):
+    """``n`` descriptors rounded down to whole packets."""
+    return n - n % m[H_NSEG]
 
 
 @njit(cache=True)
@@ -176,7 +207,8 @@ def app_complete_tx(m, cc, cb):
     for i in range(k):
         addr = m[ab + ((idx + i) & mask)]
         f = addr // fr
-        latency_add(m, t - m[fts + f])  # descriptor written → completion reaped
+        if ends_packet(m, idx + i):
+            latency_add(m, t - m[fts + f])  # descriptor written → completion reaped
         m[stk + n0 + i] = addr
         m[owner + f] = OWN_APP
     m[H_APPSTK_N] = n0 + k
@@ -190,7 +222,7 @@ def app_complete_tx(m, cc, cb):
 @njit(cache=True)
 def _tx_budget(m):
     """How many packets the sender may put on TX now: the batch, limited by a set rate."""
-    n = min(m[H_BATCH], m[H_APPSTK_N])
+    n = min(m[H_BATCH], m[H_APPSTK_N] // m[H_NSEG])
     gap = m[H_GAP]
     if gap > 0:
         due = (offered_clock(m, now(m)) - m[H_START_T]) // gap + 1
@@ -205,33 +237,39 @@ def app_txonly(m, cc, cb):
     n = _tx_budget(m)
     tx = m[H_TX]
     kick = 0
+    nseg = m[H_NSEG]
+    nd = n * nseg  # one descriptor per buffer of each packet
     if n > 0:
-        if prod_nb_free(m, tx, n, now(m)) < n:
+        if prod_nb_free(m, tx, nd, now(m)) < nd:
             count(m, st.TX_FULL_POLLS, 1)
         else:
-            k, idx = prod_reserve(m, tx, n, now(m))
+            kd, idx = prod_reserve(m, tx, nd, now(m))
+            k = kd // nseg
             charge(m, cc, cb, op.RING_RESERVE, 1, 0)
             charge(m, cc, cb, op.APP_PKT, k, 0)
+            if nseg > 1:
+                charge(m, cc, cb, op.APP_DESC_CONTD, kd - k, 0)
             plen, hr, fr, t = m[H_PKTLEN], m[H_HEADROOM], m[H_FRAME], now(m)
             if m[H_TXCSUM] == TXCSUM_APP:  # no offload: the sender sums every frame
                 charge(m, cc, cb, op.APP_CSUM, k, k * plen)
             owner, fts, flen, stk = m[H_OWN], m[H_FTS], m[H_FLEN], m[H_APPSTK]
             ab, lb, mask = geometry(m, tx)
             n0 = m[H_APPSTK_N]
-            for i in range(k):
+            for i in range(kd):
                 addr = m[stk + n0 - 1 - i]  # pop the application's free frames
                 f = addr // fr
                 j = (idx + i) & mask
+                ln = seg_len(m, idx + i, plen)
                 m[ab + j] = addr + hr
-                m[lb + j] = plen
+                m[lb + j] = ln
                 m[owner + f] = OWN_TX
                 m[fts + f] = t
-                m[flen + f] = plen
-            m[H_APPSTK_N] = n0 - k
+                m[flen + f] = ln
+            m[H_APPSTK_N] = n0 - kd
             prod_submit(m, tx, now(m))
-            m[H_OUTSTANDING] += k
+            m[H_OUTSTANDING] += kd
             m[H_SENT_SEQ] += k
-            m[H_PROGRESS] += k
+            m[H_PROGRESS] += kd
             count(m, st.TX_SUBMITTED, k)
             count(m, st.OFFERED, k)
     if m[H_OUTSTANDING] > 0 and _tx_wants_kick(m):
@@ -252,9 +290,9 @@ def app_rx(m, cc, cb):
     """One xdpsock rx_drop / l2fwd iteration on the RX ring."""
     rx = m[H_RX]
     tx = m[H_TX]
-    want = m[H_BATCH]
+    want = m[H_BATCH] * m[H_NSEG]  # descriptors: whole packets (RX publishes whole ones)
     if m[H_WORKLOAD] == WL_L2FWD and not m[H_TXFULL_DROP]:  # xdpsock waits for TX room
-        want = min(want, prod_nb_free(m, tx, want, now(m)))
+        want = whole(m, min(want, prod_nb_free(m, tx, want, now(m))))
     k, idx = cons_peek(m, rx, want, now(m))
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
     if k == 0:
@@ -270,18 +308,23 @@ def app_rx(m, cc, cb):
         if m[H_WORKLOAD] == WL_L2FWD and m[H_OUTSTANDING] > 0 and _tx_wants_kick(m):
             kick |= KICK_TX
         return kick
-    charge(m, cc, cb, op.APP_PKT, k, 0)
+    kp = packets_in(m, idx, k)
+    charge(m, cc, cb, op.APP_PKT, kp, 0)
+    if k > kp:
+        charge(m, cc, cb, op.APP_DESC_CONTD, k - kp, 0)
     nbytes = 0
     if m[H_WORKLOAD] == WL_RXDROP:
         for i in range(k):
             addr = ring_addr(m, rx, idx + i)
             nbytes += ring_len(m, rx, idx + i)
-            latency_sample(m, m[m[H_FTS] + addr // m[H_FRAME]])
+            if ends_packet(m, idx + i):
+                latency_sample(m, m[m[H_FTS] + addr // m[H_FRAME]])
             app_push(m, addr - addr % m[H_FRAME])
         cons_release(m, rx, now(m))
         app_fill(m, cc, cb)
     else:  # l2fwd: swap MACs and send the same frame back out
-        tk, tidx = prod_reserve(m, tx, k, now(m))
+        want = k if m[H_NSEG] == 1 else whole(m, min(k, prod_nb_free(m, tx, k, now(m))))
+        tk, tidx = prod_reserve(m, tx, want, now(m))
         charge(m, cc, cb, op.RING_RESERVE, 1, 0)
         for i in range(k):
             addr = ring_addr(m, rx, idx + i)
@@ -296,11 +339,11 @@ def app_rx(m, cc, cb):
         cons_release(m, rx, now(m))
         prod_submit(m, tx, now(m))
         m[H_OUTSTANDING] += tk
-        count(m, st.TX_SUBMITTED, tk)
+        count(m, st.TX_SUBMITTED, tk // m[H_NSEG])
         if tk < k:
-            count(m, st.TX_ERRORS, k - tk)
+            count(m, st.TX_ERRORS, (k - tk) // m[H_NSEG])
             app_fill(m, cc, cb)
-    count(m, st.RX_PACKETS, k)
+    count(m, st.RX_PACKETS, kp)
     count(m, st.RX_BYTES, nbytes)
     m[H_PROGRESS] += k
     kick = 0
@@ -413,9 +456,30 @@ def xsk_rcv_zc(m, cc, cb, addr, length, t0):
 
 
 @njit(cache=True)
+def xsk_rcv_zc_frags(m, cc, cb, length, t0):
+    """xsk_rcv_zc of a multi-buffer packet whose H_NSEG buffers the driver put in scratch
+    (xsk_buff_add_frag chained them): RX must take every descriptor, else the whole packet
+    is dropped (rx_queue_full) and its buffers go back to the pool; then __xsk_rcv_zc per
+    buffer, XDP_PKT_CONTD on all but the last."""
+    n, scr = m[H_NSEG], m[H_SCR]
+    charge(m, cc, cb, op.XSK_BUFF_ADD_FRAG, n - 1, 0)
+    if prod_nb_free(m, m[H_RX], n, now(m)) < n:
+        count(m, st.RX_RING_FULL, 1)
+        for i in range(n):
+            pool_push(m, m[scr + i])
+        return False
+    for i in range(n):
+        charge(m, cc, cb, op.XSK_RCV_ZC, 1, 0)
+        _rx_desc(m, m[scr + i], seg_len(m, i, length), t0)
+    return True
+
+
+@njit(cache=True)
 def xsk_rcv_copy(m, cc, cb, length, t0):
     """__xsk_rcv (copy mode): pop a fill-ring buffer, memcpy the packet into it, reserve an
     RX descriptor. No buffer → rx_dropped; RX full → rx_ring_full."""
+    if m[H_NSEG] > 1:
+        return _xsk_rcv_copy_frags(m, cc, cb, length, t0)
     charge(m, cc, cb, op.XSK_BUFF_ALLOC, 1, 0)
     fq = m[H_FQ]
     if m[H_POOL_N] > 0:
@@ -430,6 +494,39 @@ def xsk_rcv_copy(m, cc, cb, length, t0):
         addr = ring_addr(m, fq, idx)
     charge(m, cc, cb, op.XSK_RCV_COPY, 1, length)
     return _rx_desc(m, addr, length, t0)
+
+
+@njit(cache=True)
+def _xsk_rcv_copy_frags(m, cc, cb, length, t0):
+    """__xsk_rcv of a packet longer than one buffer: num_desc = ceil(len / frame size);
+    xsk_buff_can_alloc(num_desc) else rx_dropped, RX room for num_desc else rx_queue_full
+    (nothing taken yet), then per buffer xsk_buff_alloc, a copy of its part and
+    __xsk_rcv_zc with XDP_PKT_CONTD on all but the last."""
+    n, fq = m[H_NSEG], m[H_FQ]
+    from_pool = min(n, m[H_POOL_N])
+    j, idx = 0, 0
+    if from_pool < n:
+        j, idx = cons_peek(m, fq, n - from_pool, now(m))
+    if from_pool + j < n:
+        cons_cancel(m, fq, j)
+        count(m, st.FILL_EMPTY, 1)
+        count(m, st.RX_DROPPED, 1)
+        return False
+    if prod_nb_free(m, m[H_RX], n, now(m)) < n:
+        cons_cancel(m, fq, j)
+        count(m, st.RX_RING_FULL, 1)
+        return False
+    for i in range(n):
+        if i < from_pool:
+            m[H_POOL_N] -= 1
+            addr = m[m[H_POOL] + m[H_POOL_N]]
+        else:
+            addr = ring_addr(m, fq, idx + i - from_pool)
+        ln = seg_len(m, i, length)
+        charge(m, cc, cb, op.XSK_BUFF_ALLOC, 1, 0)
+        charge(m, cc, cb, op.XSK_RCV_COPY, 1, ln)
+        _rx_desc(m, addr, ln, t0)
+    return True
 
 
 @njit(cache=True)
@@ -449,6 +546,8 @@ def zc_tx_peek_batch(m, cc, cb, n):
     tx = m[H_TX]
     cq = m[H_CQ]
     n = min(n, prod_nb_free(m, cq, n, now(m)))
+    if m[H_NSEG] > 1:  # xskq_cons_read_desc_batch stops at a packet boundary
+        n = whole(m, n)
     k, idx = cons_peek(m, tx, n, now(m))
     if k == 0:
         if n > 0:
@@ -484,11 +583,12 @@ def zc_tx_peek_batch(m, cc, cb, n):
 
 @njit(cache=True)
 def tx_completed(m, cc, cb, k, call_op):
-    """xsk_tx_completed / the skb destructor: publish ``k`` completions in order and count
-    them as transmitted."""
+    """xsk_tx_completed / the skb destructor (one per packet): publish ``k`` completions
+    (one per descriptor) in order and count the packets they end as transmitted."""
     cq = m[H_CQ]
-    charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else k, 0)
     i = m[cq + R_PROD]  # the oldest reserved, unpublished completion
+    npk = packets_in(m, i, k)
+    charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else npk, 0)
     ab, _, mask = geometry(m, cq)
     fr, flen, owner = m[H_FRAME], m[H_FLEN], m[H_OWN]
     nbytes = 0
@@ -498,7 +598,7 @@ def tx_completed(m, cc, cb, k, call_op):
         m[owner + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
     m[H_PROGRESS] += k
-    count(m, st.TX_PACKETS, k)
+    count(m, st.TX_PACKETS, npk)
     count(m, st.TX_BYTES, nbytes)
 
 
@@ -507,7 +607,10 @@ def tx_completed(m, cc, cb, k, call_op):
 def generic_xmit_one(m, cc, cb, copy_payload):
     """One descriptor of __xsk_generic_xmit: peek TX, reserve a completion slot, build the
     skb (payload copied unless the device takes UMEM frags: IFF_TX_SKB_NO_LINEAR).
-    Returns (addr, len), or (-1, 0) when TX is empty or the completion ring is full."""
+    Returns (addr, len), or (-1, 0) when TX is empty or the completion ring is full.
+    A multi-buffer packet goes as one skb (generic_xmit_frags)."""
+    if m[H_NSEG] > 1:
+        return generic_xmit_frags(m, cc, cb, copy_payload)
     tx = m[H_TX]
     k, idx = cons_peek(m, tx, 1, now(m))
     if k == 0:
@@ -531,11 +634,52 @@ def generic_xmit_one(m, cc, cb, copy_payload):
 
 
 @njit(cache=True)
+def generic_xmit_frags(m, cc, cb, copy_payload):
+    """__xsk_generic_xmit over the H_NSEG descriptors of one packet: xsk_build_skb takes
+    the first into the skb's head and each next (XDP_PKT_CONTD) as a frag — a page and a
+    copy, or the UMEM page itself without copy (xsk_build_skb_zerocopy) — with one
+    completion slot per descriptor; the skb leaves once, after its last descriptor. The
+    descriptors (addr, len) are left in scratch; returns (first addr, packet length)."""
+    n, tx, cq = m[H_NSEG], m[H_TX], m[H_CQ]
+    k, idx = cons_peek(m, tx, n, now(m))
+    if k < n:
+        cons_cancel(m, tx, k)
+        return -1, 0
+    ck, cidx = prod_reserve(m, cq, n, now(m))
+    if ck < n:
+        cons_cancel(m, tx, n)
+        prod_cancel(m, cq, ck)
+        return -1, 0
+    scr, total = m[H_SCR], 0
+    for i in range(n):
+        addr = ring_addr(m, tx, idx + i)
+        ln = ring_len(m, tx, idx + i)
+        ring_write(m, cq, cidx + i, addr - m[H_HEADROOM], 0)
+        m[scr + 2 * i] = addr
+        m[scr + 2 * i + 1] = ln
+        total += ln
+        own(m, addr, OWN_SKB)
+    charge(m, cc, cb, op.XSK_GENERIC_XMIT, n, 0)
+    charge(m, cc, cb, op.SOCK_ALLOC_SEND_SKB, 1, 0)
+    charge(m, cc, cb, op.XSK_BUILD_SKB_FRAG, n - 1, 0)
+    if copy_payload:
+        charge(m, cc, cb, op.SKB_STORE_BITS, n, total)
+    charge(m, cc, cb, op.DEV_DIRECT_XMIT, 1, 0)
+    m[H_PROGRESS] += n
+    return m[scr], total
+
+
+@njit(cache=True)
 def generic_xmit_busy(m, addr):
-    """NETDEV_TX_BUSY: give the descriptor back to TX and cancel its completion slot."""
-    cons_cancel(m, m[H_TX], 1)
-    prod_cancel(m, m[H_CQ], 1)
-    own(m, addr, OWN_TX)
+    """NETDEV_TX_BUSY: give the packet's descriptors back to TX and cancel their
+    completion slots."""
+    n = m[H_NSEG]
+    cons_cancel(m, m[H_TX], n)
+    prod_cancel(m, m[H_CQ], n)
+    if n == 1:
+        own(m, addr, OWN_TX)
+    for i in range(n if n > 1 else 0):
+        own(m, m[m[H_SCR] + 2 * i], OWN_TX)
 
 
 @njit(cache=True)

@@ -65,6 +65,9 @@ H_EXT_HZN, H_SHARED_POOL = _core.take(2)
 (H_NO_REPLAY,) = _core.take(1)
 (H_TXCSUM,) = _core.take(1)  # xsk.tx_csum: TXCSUM_NONE / _APP / _OFFLOAD
 TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)
+# xsk.multi_buffer (XDP_USE_SG): descriptors per packet and the bytes each but the last
+# holds (the RX frame size, chunk - headroom - XDP_PACKET_HEADROOM); 1 without it
+H_NSEG, H_SEGLEN = _core.take(2)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 18  # words per context

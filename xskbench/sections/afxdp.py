@@ -43,6 +43,9 @@ class XskConfig(Section):
                        "txonly), app (computed in user space per frame), offload "
                        "(XDP_TX_METADATA checksum request, Linux 6.8+)",
                        choices=("none", "app", "offload"))
+    multi_buffer: bool = fld(False, "XDP_USE_SG (Linux 6.6+): a packet longer than one "
+                             "buffer (frame_size - headroom - 256) spans ceil(len / buffer) "
+                             "descriptors, XDP_PKT_CONTD on all but the last")
     batch_size: int = fld(64, "application batch as xdpsock -b", unit="descs", lo=1, hi=2048)
     tx_full: str = fld("retry", "l2fwd with TX full: retry (xdpsock) or drop the rest of the "
                        "burst (testpmd: TX-errors)", choices=("retry", "drop"))

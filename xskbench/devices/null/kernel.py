@@ -39,6 +39,7 @@ from xskbench.kernels.layout import (
     H_BUSYBUDGET,
     H_NEEDWAKE,
     H_NEXT_ARR,
+    H_NSEG,
     H_PKTLEN,
     H_PROGRESS,
     H_QLABEL,
@@ -72,15 +73,22 @@ def wire_time(m, ln):
 
 
 @njit(cache=True)
-def _post_tx(m, addr, t, ln):
-    """Hand one frame to the wire; it is done when the wire has sent it."""
-    cap = m[D_CAP]
-    slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] & (cap - 1))
-    done = max(t, m[D_WIRE_FREE]) + wire_time(m, ln)
-    m[D_WIRE_FREE] = done
-    m[slot] = addr
-    m[slot + 1] = done
-    m[D_TX_HEAD] += 1
+def _post_tx(m, scr, n, t):
+    """Hand ``n`` descriptors (addr, len pairs from ``scr``) to the wire: a packet of
+    H_NSEG descriptors (one per buffer) holds the wire once for its whole length, and its
+    descriptors are done together when the wire has sent it."""
+    cap, nseg = m[D_CAP], m[H_NSEG]
+    for p in range(0, n, nseg):
+        ln = 0
+        for i in range(p, p + nseg):
+            ln += m[scr + 2 * i + 1]
+        done = max(t, m[D_WIRE_FREE]) + wire_time(m, ln)
+        m[D_WIRE_FREE] = done
+        for i in range(p, p + nseg):
+            slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] & (cap - 1))
+            m[slot] = m[scr + 2 * i]
+            m[slot + 1] = done
+            m[D_TX_HEAD] += 1
 
 
 @njit(cache=True, inline="always")
@@ -90,16 +98,17 @@ def _rx_slot(m, i):
 
 @njit(cache=True)
 def _rx_arrivals(m, t):
-    """Every packet that arrived by ``t`` lands in the oldest free posted buffer, if one was
-    posted before it arrived; otherwise the NIC drops it (rx_missed)."""
-    gap = m[D_ARR_GAP]
+    """Every packet that arrived by ``t`` lands in the oldest free posted buffers (H_NSEG of
+    them), if they were posted before it arrived; otherwise the NIC drops it (rx_missed)."""
+    gap, nseg = m[D_ARR_GAP], m[H_NSEG]
     while m[H_NEXT_ARR] <= t and m[H_NEXT_ARR] < m[H_ARR_END]:
         a = m[H_NEXT_ARR]
         count(m, st.OFFERED, 1)
-        s = _rx_slot(m, m[D_RX_FILL])
-        if m[D_RX_FILL] < m[D_RX_POST] and m[s + 1] <= a:
-            m[s + 2] = a
-            m[D_RX_FILL] += 1
+        s = _rx_slot(m, m[D_RX_FILL] + nseg - 1)
+        if m[D_RX_FILL] + nseg <= m[D_RX_POST] and m[s + 1] <= a:
+            for i in range(nseg):
+                m[_rx_slot(m, m[D_RX_FILL] + i) + 2] = a
+            m[D_RX_FILL] += nseg
         else:
             count(m, st.RX_MISSED, 1)
         m[H_NEXT_ARR] = offered_time(m, offered_clock(m, a) + gap)
@@ -113,8 +122,8 @@ def _next_irq(m):
         t = m[m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1]
     if m[D_RX_DONE] < m[D_RX_FILL]:
         t = min(t, now(m))
-    elif m[D_RX_FILL] < m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
-        s = _rx_slot(m, m[D_RX_FILL])
+    elif m[D_RX_FILL] + m[H_NSEG] <= m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
+        s = _rx_slot(m, m[D_RX_FILL] + m[H_NSEG] - 1)
         t = min(t, max(m[H_NEXT_ARR], m[s + 1]))
     return t
 
@@ -130,7 +139,8 @@ def poll(m, cc, cb, budget):
     zc = m[H_ZC]
     t = now(m)
     done = 0
-    while m[D_TX_TAIL] < m[D_TX_HEAD] and done < budget:
+    # a packet's descriptors finish together: reaping never stops inside one
+    while m[D_TX_TAIL] < m[D_TX_HEAD] and (done < budget or m[D_TX_TAIL] % m[H_NSEG]):
         if m[m[D_TXQ] + 2 * (m[D_TX_TAIL] & (cap - 1)) + 1] > t:
             break
         m[D_TX_TAIL] += 1
@@ -140,7 +150,7 @@ def poll(m, cc, cb, budget):
         if zc:
             afxdp.tx_completed(m, cc, cb, done, op.XSK_TX_COMPLETED)
         else:
-            charge(m, cc, cb, op.KFREE_SKB, done, 0)
+            charge(m, cc, cb, op.KFREE_SKB, done // m[H_NSEG], 0)
             afxdp.tx_completed(m, cc, cb, done, op.XSK_DESTRUCT_SKB)
     sent = 0
     if zc:
@@ -148,25 +158,29 @@ def poll(m, cc, cb, budget):
         sent = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
         scr = m[H_SCR]
         charge(m, cc, cb, op.NULL_XMIT_DESC, sent, 0)
-        afxdp.csum_offload(m, cc, cb, sent)  # the NIC sums the frame: no per-byte cost
-        t = now(m)
-        for i in range(sent):
-            _post_tx(m, m[scr + 2 * i], t, m[scr + 2 * i + 1])
+        afxdp.csum_offload(m, cc, cb, sent // m[H_NSEG])  # the NIC sums: no per-byte cost
+        _post_tx(m, scr, sent, now(m))
     got = 0
     if m[H_WORKLOAD] != WL_TXONLY:
         _rx_arrivals(m, now(m))
-        plen = m[H_PKTLEN]
+        plen, nseg, scr = m[H_PKTLEN], m[H_NSEG], m[H_SCR]
         while m[D_RX_DONE] < m[D_RX_FILL] and got < budget:
             s = _rx_slot(m, m[D_RX_DONE])
-            m[D_RX_DONE] += 1
+            for i in range(nseg):  # a multi-buffer packet: one RX descriptor per buffer
+                m[scr + i] = m[_rx_slot(m, m[D_RX_DONE] + i)]
+            m[D_RX_DONE] += nseg
             got += 1
-            charge(m, cc, cb, op.NULL_RX_DESC, 1, 0)
+            charge(m, cc, cb, op.NULL_RX_DESC, nseg, 0)
             charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
-            if zc:
+            if zc and nseg > 1:
+                afxdp.xsk_rcv_zc_frags(m, cc, cb, plen, m[s + 2])
+            elif zc:
                 afxdp.xsk_rcv_zc(m, cc, cb, m[s], plen, m[s + 2])
             else:
+                if nseg > 1:  # the driver's pages as frags of one xdp_buff
+                    charge(m, cc, cb, op.XDP_BUFF_ADD_FRAG, nseg - 1, 0)
                 afxdp.xsk_rcv_copy(m, cc, cb, plen, m[s + 2])
-                charge(m, cc, cb, op.PAGE_POOL_RECYCLE, 1, 0)
+                charge(m, cc, cb, op.PAGE_POOL_RECYCLE, nseg, 0)
         if got:
             afxdp.xdp_flush(m, cc, cb)
         if _refill(m, cc, cb) and not m[H_NEEDWAKE]:
@@ -282,18 +296,20 @@ def _sendto(m, cc, cb):
             _kick_napi(m, cc, cb)
         return
     # copy mode: xsk_generic_xmit runs here, at most TX_BATCH_SIZE descriptors
-    cap = m[D_CAP]
+    cap, nseg, scr = m[D_CAP], m[H_NSEG], m[H_SCR]
     sent = 0
-    while sent < 32:
+    while sent + nseg <= 32:  # TX_BATCH_SIZE descriptors
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, True)
         if addr < 0:
             break
-        if m[D_TX_HEAD] - m[D_TX_TAIL] >= cap:  # ring full: NETDEV_TX_BUSY → -EAGAIN
+        if m[D_TX_HEAD] - m[D_TX_TAIL] > cap - nseg:  # NETDEV_TX_BUSY → -EAGAIN
             afxdp.generic_xmit_busy(m, addr)
             break
-        charge(m, cc, cb, op.NULL_XMIT_DESC, 1, 0)
-        _post_tx(m, addr, now(m), ln)
-        sent += 1
+        charge(m, cc, cb, op.NULL_XMIT_DESC, nseg, 0)
+        if nseg == 1:
+            m[scr], m[scr + 1] = addr, ln
+        _post_tx(m, scr, nseg, now(m))
+        sent += nseg
     afxdp.generic_xmit_done(m)
     if sent and not cx(m, NAPI, CX_SCHED) and not afxdp.bp_masked(m, D_BP):
         cx_set(m, NAPI, CX_A, 1)

@@ -2,6 +2,7 @@
 context, so the AF_XDP core runs before any virtual device exists."""
 from xskbench.devices.record import in_order
 from xskbench.kernels import afxdp
+from xskbench.kernels import layout as L
 from xskbench.kernels.layout import MC
 from xskbench.machine import Context, build, start_app
 
@@ -35,6 +36,8 @@ def setup(cfg, hz, cc, cb):
 
 
 def packets_in_flight(mach):
-    """Packets inside the NIC: on the TX wire queue, or received and not yet polled."""
+    """Packets inside the NIC: on the TX wire queue, or received and not yet polled (each
+    xsk.multi_buffer packet holds H_NSEG descriptors)."""
     m = mach.m
-    return int(m[k.D_TX_HEAD] - m[k.D_TX_TAIL] + m[k.D_RX_FILL] - m[k.D_RX_DONE])
+    descs = m[k.D_TX_HEAD] - m[k.D_TX_TAIL] + m[k.D_RX_FILL] - m[k.D_RX_DONE]
+    return int(descs // m[L.H_NSEG])

@@ -1,5 +1,6 @@
 """virtio-net: the guest driver (AF_XDP zero copy / copy, or the DPDK virtio PMD) on split
 virtqueues, with a vhost-user polling PMD or a vhost-net worker on the host."""
+from ...umem import descs_per_packet
 from ..record import Device
 from .section import VirtioConfig
 
@@ -24,6 +25,18 @@ def check(cfg):
         raise ValueError("xsk.tx_csum='offload' with mode=zerocopy: virtio-net has no "
                          "xsk_tx_metadata_ops (Linux 6.13); allowed: mode='copy' (the skb "
                          "carries CHECKSUM_PARTIAL), or xsk.tx_csum='none'/'app'")
+    if x.multi_buffer and cfg.mode == "zerocopy":
+        # xp_assign_dev: netdev->xdp_zc_max_segs == 1 && (flags & XDP_USE_SG) → -EOPNOTSUPP;
+        # mainline virtio-net xsk zero copy (6.11+) leaves xdp_zc_max_segs at 1 (a posted
+        # series with VIRTNET_MAX_ZC_SEGS = 8 would lift it)
+        raise ValueError("xsk.multi_buffer=true with mode=zerocopy: virtio-net keeps "
+                         "xdp_zc_max_segs = 1, so bind with XDP_USE_SG fails (xp_assign_dev: "
+                         "-EOPNOTSUPP); allowed: xsk.multi_buffer=false, or device 'null'")
+    if descs_per_packet(x, cfg.workload.packet_size) > 1 and cfg.workload.kind != "txonly":
+        raise ValueError(f"workload.packet_size={cfg.workload.packet_size} with xsk.multi_buffer"
+                         f"=true and workload.kind={cfg.workload.kind!r}: virtio-net receive of "
+                         "a packet spread over mergeable RX buffers is not modelled; allowed: "
+                         "workload.kind='txonly' (copy mode), or a packet that fits one buffer")
     if cfg.mode != "pmd" and v.queue_size > cfg.xsk.fill_size:
         raise ValueError(f"virtio.queue_size={v.queue_size} must be <= xsk.fill_size="
                          f"{cfg.xsk.fill_size} (the rx queue is filled from the fill ring)")
@@ -46,7 +59,7 @@ def _paced(cfg):
 
 DEVICE = Device(
     name="virtio-net", package=__name__, section=VirtioConfig,
-    modes=("zerocopy", "copy", "pmd"), check=check,
+    modes=("zerocopy", "copy", "pmd"), check=check, multi_buffer_modes=("copy",),
     host_cpu_fields=("host_cpu",), host_cpus_apart=True, notifies=_notifies, paced=_paced,
     notify_note="mode pmd only with virtio.host='vhost-net'",
 )

@@ -36,6 +36,7 @@ from xskbench.kernels.layout import (
     H_BUSYBUDGET,
     H_CLK,
     H_NEEDWAKE,
+    H_NSEG,
     H_PKTLEN,
     H_PROGRESS,
     H_QCTX,
@@ -139,16 +140,18 @@ def _host_interrupts(m, cc, cb):
 @njit(cache=True)
 def free_old_xmit(m, cc, cb):
     """__free_old_xmit: reap used TX buffers (detach, kfree/cache the indirect table), then
-    xsk_tx_completed once (zero copy) or the skb destructors (copy mode)."""
+    xsk_tx_completed once (zero copy) or the skb destructors (copy mode), which complete
+    each skb's H_NSEG descriptors."""
     q = m[D_TXQ]
     n = 0
+    walked = 16 * (1 + m[H_NSEG])  # the buffer's sgs: the header and a frag per descriptor
     while True:
         head, ln, ts, fr = vq.vq_get_buf(m, q, now(m))
         if head < 0:
             break
         charge(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 1, 0)
-        # per byte = per 16-B descriptor walked: the ring's, plus an indirect table's 2
-        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, 48 if fr != vq.FREE_NONE else 32)
+        # per byte = per 16-B descriptor walked: the ring's, plus an indirect table's
+        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, walked + 16 if fr != vq.FREE_NONE else walked)
         charge(m, cc, cb, op.FREE_OLD_XMIT_PTR, 1, 0)
         if fr == vq.FREE_KFREE:
             charge(m, cc, cb, op.KFREE, 1, 0)
@@ -160,18 +163,20 @@ def free_old_xmit(m, cc, cb):
             afxdp.tx_completed(m, cc, cb, n, op.XSK_TX_COMPLETED)
         else:
             charge(m, cc, cb, op.KFREE_SKB, n, 0)
-            afxdp.tx_completed(m, cc, cb, n, op.XSK_DESTRUCT_SKB)
+            afxdp.tx_completed(m, cc, cb, n * m[H_NSEG], op.XSK_DESTRUCT_SKB)
     return n
 
 
 @njit(cache=True)
 def _add_out(m, cc, cb, addr, ln):
-    """virtqueue_add_outbuf(_premapped) with 2 sgs: the shared header and the data."""
+    """virtqueue_add_outbuf(_premapped): the shared header and the data, one sg per
+    descriptor of a multi-buffer skb (xmit_skb: skb_to_sgvec over its frags)."""
     q = m[D_TXQ]
+    nsg = 1 + m[H_NSEG]
     charge(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, 1, 0)
-    how = vq.vq_add(m, q, addr, 2, ln, False, now(m))
-    # cost per descriptor written (16 B each): the indirect table's 2 plus the ring's 1
-    charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 48 if how != vq.ADD_DIRECT else 32)
+    how = vq.vq_add(m, q, addr, nsg, ln, False, now(m))
+    # cost per descriptor written (16 B each): the indirect table's nsg plus the ring's 1
+    charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 16 * (nsg + 1) if how != vq.ADD_DIRECT else 16 * nsg)
     if how == vq.ADD_KMALLOC:
         charge(m, cc, cb, op.KMALLOC, 1, 0)
         charge(m, cc, cb, op.KMALLOC_SLAB, 1, 0)
@@ -269,14 +274,14 @@ def _xsk_wakeup(m, cc, cb):
 @njit(cache=True)
 def _copy_sendto(m, cc, cb):
     """Copy mode: __xsk_generic_xmit → start_xmit (IFF_TX_SKB_NO_LINEAR: no payload copy)."""
-    q = m[D_TXQ]
+    q, nseg = m[D_TXQ], m[H_NSEG]
     sent = 0
-    while sent < 32:
+    while sent + nseg <= 32:  # TX_BATCH_SIZE descriptors
         free_old_xmit(m, cc, cb)
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, False)
         if addr < 0:
             break
-        if m[q + vq.Q_NUM_FREE] < vq.vq_slots_for(m, q, 2):
+        if m[q + vq.Q_NUM_FREE] < vq.vq_slots_for(m, q, 1 + nseg):
             afxdp.generic_xmit_busy(m, addr)
             break
         if m[H_TXCSUM] == TXCSUM_OFFLOAD:  # the skb carries CHECKSUM_PARTIAL
@@ -285,7 +290,7 @@ def _copy_sendto(m, cc, cb):
                 charge(m, cc, cb, op.CSUM_PARTIAL, 1, ln)
         charge(m, cc, cb, op.START_XMIT, 1, 0)
         _add_out(m, cc, cb, addr, ln)
-        sent += 1
+        sent += nseg
     afxdp.generic_xmit_done(m)
     if sent:
         _kick(m, cc, cb, q)
