@@ -81,6 +81,8 @@ BASES = {
     "tun.vhost_stall_us": ({}, 1000.0, ()),
     "veth.ptr_ring_size": ({"mode": "copy"}, 16, ()),
     "veth.peer": ({"mode": "copy"}, "xdp_drop", ()),
+    "veth.xdp_mode": ({"mode": "copy", "veth.peer": "xdp_drop", "workload.kind": "rxdrop"},
+                      "skb", ()),
     "veth.batch_max_segs": ({"veth.batch": True}, 8, ()),
     "veth.csum_offload": ({"veth.batch": True}, None, ()),
     "veth.nic_uso": ({"veth.batch": True}, None, ()),

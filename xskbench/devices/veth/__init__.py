@@ -12,6 +12,10 @@ def check(cfg):
     if cfg.veth.peer == "xdp_drop" and cfg.mode != "copy":
         raise ValueError(f"veth.peer='xdp_drop' models the measured pair in copy mode (veth "
                          f"has no AF_XDP zero copy), not mode={cfg.mode!r}; allowed: 'copy'")
+    if cfg.veth.xdp_mode == "skb" and (cfg.veth.peer != "xdp_drop" or wl == "txonly"):
+        raise ValueError("veth.xdp_mode='skb' attaches the receiving socket's program: it "
+                         "needs veth.peer='xdp_drop' and workload.kind rxdrop or l2fwd, not "
+                         f"veth.peer={cfg.veth.peer!r} workload.kind={wl!r}")
     if cfg.veth.peer == "xdp_drop" and cfg.xsk.busy_poll:
         raise ValueError("xsk.busy_poll=true with veth.peer='xdp_drop': busy poll is not "
                          "modelled on the measured pair; allowed: xsk.busy_poll=false")

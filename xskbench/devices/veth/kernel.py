@@ -39,7 +39,11 @@ __veth_xdp_flush schedules its NAPI on the sender's CPU, where it runs as softir
 batch's local_bh_enable. veth_poll → veth_xdp_rcv_one runs the socket's program (XDP_REDIRECT
 into the XSKMAP), __xsk_rcv copies the frame into a fill-ring buffer (RX full → "rx queue
 full", veth's rx_queue_0_drops), the frame goes back to its page pool; xdp_do_flush at the end
-of the poll publishes RX. Transmit (txonly, l2fwd's TX): copy_sendto as above, into the peer's
+of the poll publishes RX. With the socket's program attached in generic mode (``veth.xdp_mode =
+"skb"``) the receiving veth has no native program: veth_xdp_rcv_bulk_skb builds an skb around
+each frame (__xdp_build_skb_from_frame), napi_gro_receive → __netif_receive_skb_core runs
+do_xdp_generic, and xsk_generic_rcv copies it (__xsk_rcv) and flushes RX per packet; the skb
+is consumed. Transmit (txonly, l2fwd's TX): copy_sendto as above, into the peer's
 ptr_ring; the peer's NAPI is scheduled on the sending CPU (the app's) and runs the peer's
 XDP_DROP program: veth_convert_skb_to_xdp_buff first copies the skb into a page-pool page
 (skb_pp_cow_data: xsk_build_skb leaves NET_SKB_PAD of headroom, < XDP_PACKET_HEADROOM), then
@@ -96,8 +100,8 @@ from xskbench.kernels.xsk_ring import (
 
 (
     D_MODE, D_BATCH, D_MAXSEG, D_CSUM, D_RCAP, D_RN, D_BCAP, D_BN, D_BUDGET, D_EXTRA,
-    D_L_SYS, D_AGG, D_GRO, D_GRO_MAX, D_USO, D_LLC_PPM, D_PEER, D_XR,
-) = range(DEV_BASE, DEV_BASE + 18)
+    D_L_SYS, D_AGG, D_GRO, D_GRO_MAX, D_USO, D_LLC_PPM, D_PEER, D_XR, D_XDPGEN,
+) = range(DEV_BASE, DEV_BASE + 19)
 MODES = ("udp", "copy", "zerocopy")  # D_MODE values, in this order
 MODE_UDP, MODE_COPY, MODE_ZC = range(len(MODES))
 CONTEXTS = ("app", "backlog", "napi", "napi_tx", "sender", "rx_napi")  # ids in this order
@@ -360,13 +364,22 @@ def rx_napi_quantum(m, cc, cb):
             break
         done += 1
         charge(m, cc, cb, op.VETH_XDP_RCV_ONE, 1, 0)
+        if m[D_XDPGEN]:  # no native program: an skb, the stack, generic XDP
+            charge(m, cc, cb, op.XDP_BUILD_SKB_FROM_FRAME, 1, 0)
+            charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
+            charge(m, cc, cb, op.NETIF_RECEIVE_SKB, 1, 0)
+            charge(m, cc, cb, op.DO_XDP_GENERIC, 1, 0)
         charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
         charge(m, cc, cb, op.XDP_DO_REDIRECT, 1, 0)
         llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
         afxdp.xsk_rcv_copy(m, cc, cb, ln, t0)
+        if m[D_XDPGEN]:  # xsk_generic_rcv flushes per packet; consume_skb frees the frame
+            afxdp.xdp_flush(m, cc, cb)
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
         charge(m, cc, cb, op.PAGE_POOL_RECYCLE, 1, 0)
     if done:
-        afxdp.xdp_flush(m, cc, cb)
+        if not m[D_XDPGEN]:
+            afxdp.xdp_flush(m, cc, cb)
         m[H_PROGRESS] += done
     _poll_end(m, RXNAPI, done, ptr_ring_count(m, xr))
 

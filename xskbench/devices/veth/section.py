@@ -38,3 +38,7 @@ class VethConfig(Section):
                     "mlx5, a libxudp sender) or 'xdp_drop' (xskbench measure's pair: an "
                     "XDP_DROP program on the peer, an xdpsock app; rxdrop/l2fwd get a "
                     "live-frames sender on the peer)", choices=("bridge", "xdp_drop"))
+    xdp_mode: str = fld("native", "how the receiving socket's XDP program is attached "
+                        "(peer=xdp_drop, rxdrop/l2fwd): 'native' (veth_xdp_rcv_one runs it) "
+                        "or 'skb' (generic XDP: an skb per frame, the stack, per-packet "
+                        "flush)", choices=("native", "skb"))

@@ -51,6 +51,7 @@ def setup(cfg, hz, cc, cb):
     m[k.D_USO] = int(v.nic_uso)
     m[k.D_LLC_PPM] = llc_miss_ppm(cfg, packet_bytes(cfg, v.ptr_ring_size))
     m[k.D_PEER] = k.PEERS.index(v.peer)
+    m[k.D_XDPGEN] = int(v.xdp_mode == "skb")
     if rx:  # the receiving veth's xdp_ring, VETH_RING_SIZE like the peer's
         m[k.D_XR] = mach.rings["xdp_ring"]
         ptr_ring_init(m, m[k.D_XR], v.ptr_ring_size, batch_for(v.ptr_ring_size))
