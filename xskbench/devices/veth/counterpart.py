@@ -10,6 +10,9 @@ runs the app and, as the kernel schedules it from sendto, the peer's NAPI.
 from xskbench.measured import DURATION_S, xsk_fields
 
 VETH_RING = 256       # VETH_RING_SIZE: the receiving veth's ptr_ring
+# l2fwd: RX runs ahead of TX until the TX and completion rings fill (2048 entries at ~0.5 Mpps:
+# ~4 ms), so its emulated window starts after that, as the real one starts after warm-up
+L2FWD_WARMUP_S, L2FWD_DURATION_S = 0.008, 0.012
 
 
 def counterpart(mcfg):
@@ -28,6 +31,8 @@ def counterpart(mcfg):
     xsk = xsk_fields(mcfg)
     workload = {"kind": wl["kind"], "packet_size": wl["packet_size"],
                 "seed": wl.get("seed", 1), "duration_s": DURATION_S}
+    if wl["kind"] == "l2fwd":
+        workload.update(warmup_s=L2FWD_WARMUP_S, duration_s=L2FWD_DURATION_S)
     veth = {"peer": "xdp_drop", "app_cpu": int(real.get("app_cpu", 1)),
             "napi_cpu": int(real.get("peer_cpu", 0)), "ptr_ring_size": VETH_RING,
             "napi_budget": 64}
