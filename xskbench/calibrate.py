@@ -221,10 +221,11 @@ def row_equation(row, res, x, hz=None):
 
 def _fixed(eq, rhs, fixed):
     """A measured row's equation with the measuring machine's own op costs (measured.
-    MACHINE_OPS: op -> cycles per call) moved to the right side as known cycles."""
+    MACHINE_OPS: op or op:byte -> cycles) moved to the right side as known cycles."""
     eq = eq.copy()
     for name, cycles in fixed.items():
-        i = ops.INDEX[name]
+        op, _, part = name.partition(":")
+        i = ops.INDEX[op] + (ops.N_OPS if part == "byte" else 0)
         rhs -= eq[i] * cycles
         eq[i] = 0.0
     return eq, rhs
