@@ -1,8 +1,10 @@
 """Leave-one-source-out machinery: ties, unstated clocks, row kinds, holdout, `reproduce --cv`."""
+import json
+
 import numpy as np
 import pytest
 
-from xskbench import calibrate, costs, ops, published, reproduce
+from xskbench import calibrate, costs, measured, ops, published, reproduce
 from xskbench.cli import main
 
 SUBSET = ("xdp-paper", "measured:veth_copy_rxdrop_2026-12-02")
@@ -84,10 +86,11 @@ def test_reproduce_cv_prints_fitted_and_left_out_errors(capsys):
     row = next(ln for ln in lines if ln.startswith("xdp-afxdp-rxdrop"))
     assert row.count("%") >= 3  # fitted error, left-out error, tolerance
     assert "leave-one-source-out |error|" in out and "median" in out and "worst" in out
-    # the veth grid is emulated on the null device: compared, never fitted
-    assert "calibration set: 1 fit rows" in out
-    assert "measured comparisons, not fitted (counterpart: null stands in for veth)" in out
-    assert all(" compare " in ln for ln in lines if ln.startswith("veth_copy_rxdrop"))
+    # the veth grid is emulated on the emulated veth pair: its distinct points are fitted
+    veth = [ln for ln in lines if ln.startswith("veth_copy_rxdrop")]
+    assert veth and all(" fitted " in ln for ln in veth)
+    assert f"calibration set: {1 + len(veth)} fit rows" in out
+    assert "measured comparisons" not in out
     assert main(["reproduce", "--sources", "nope"]) == 2
 
 
@@ -102,13 +105,51 @@ def test_a_clock_is_held_inside_its_plausible_range(par):
     assert all(p[:len(par.names)] >= 0)
 
 
-def test_a_measured_point_on_a_stand_in_device_is_compared_not_fitted():
-    rows, _ = calibrate.measured_rows()
+def test_measured_veth_points_are_fit_rows_of_the_emulated_pair():
+    rows, skipped = calibrate.measured_rows()
     veth = [r for r in rows if r["point"]["result"]["config"]["device"] == "veth"]
-    assert veth and all(r["kind"] == "compare" for r in veth)
-    assert {r["why"] for r in veth} == {"counterpart: null stands in for veth"}
-    assert not any(calibrate.source_of(r).startswith("measured:")
-                   for r in calibrate.fit_rows(calibrate.calibration_rows()))
+    assert veth and all(r["kind"] == "fit" for r in veth)
+    assert {r["config"]["device"] for r in veth} == {"veth"}
+    assert {r["config"]["veth"]["peer"] for r in veth} == {"xdp_drop"}
+    kinds = {r["config"]["workload"]["kind"] for r in veth}
+    assert kinds == {"rxdrop", "l2fwd", "txonly"}
+    assert any(r["config"]["veth"].get("xdp_mode") == "skb" for r in veth)
+    fitted = calibrate.fit_rows(calibrate.calibration_rows())
+    assert sum(calibrate.source_of(r).startswith("measured:") for r in fitted) == len(veth)
+    # what has no counterpart says why: poll() and busy-poll loops, a paced sender
+    whys = " ".join(w for _, w in skipped)
+    assert "wait=poll" in whys and "wait=busy-poll" in whys and "rate_pps set" in whys
+
+
+def test_this_machines_syscall_is_known_cycles_not_the_shared_parameter(par):
+    """A row measured here carries the VM's syscall entry (microbench.json) on the right-hand
+    side, so it cannot pull the bare-metal rows' shared syscall parameter."""
+    fixed = measured.machine_ops()
+    bench = costs.read_priors(here=True)["__sys_sendto"][0]
+    assert fixed["__sys_sendto"] == fixed["__sys_recvfrom"] == bench and bench > 600
+    # one memcpy per byte: this VM's measured 1500 B copy, for every op of the copy_byte tie
+    per_byte = 1 / costs._bench_value(json.loads(costs.BENCH.read_text())["results"],
+                                      "memcpy.1500B.bytes_per_cycle")[0]
+    for o in ("memcpy", "__xsk_rcv", "skb_store_bits", "ip_generic_getfrag"):
+        assert fixed[f"{o}:byte"] == pytest.approx(per_byte) and per_byte < 0.2
+    row = next(r for r in calibrate.measured_rows()[0]
+               if r["config"]["workload"]["kind"] == "txonly")
+    assert row["fixed"] == fixed
+    eq = np.zeros(2 * ops.N_OPS)
+    eq[ops.INDEX["__sys_sendto"]], eq[ops.INDEX["app_pkt"]] = 0.001, 0.002
+    a, b = calibrate._fixed(eq, 1.0, fixed)
+    assert a[ops.INDEX["__sys_sendto"]] == 0 and a[ops.INDEX["app_pkt"]] == 0.002
+    assert b == pytest.approx(1.0 - 0.001 * bench)
+    col = np.flatnonzero(par.T[ops.INDEX["__sys_sendto"]])
+    assert not (a @ par.T)[col].any()
+
+
+def test_the_calibration_set_has_more_fit_rows_than_free_parameters():
+    """As `reproduce --cv` counts them (calibrate.count at the fit's op counts), recorded by
+    the last `xskbench calibrate` in each profile, for today's calibration rows."""
+    conv = costs.load("default").meta["convergence"]
+    assert conv["fit_rows"] == len(calibrate.fit_rows(calibrate.calibration_rows()))
+    assert conv["fit_rows"] > conv["free_parameters"] > 0
 
 
 def test_this_vms_microbenchmarks_are_priors_only_for_this_machine():

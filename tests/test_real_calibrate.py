@@ -23,7 +23,8 @@ def test_every_measured_configuration_is_a_row_or_says_why_not():
     assert len({json.dumps(r["config"], sort_keys=True) for r in rows}) == len(rows)
     assert any("wait=poll" in why for _, why in skipped)  # no emulated poll() loop
     for r in rows:
-        assert r["config"]["device"] == "null" and r["config"]["mode"] == "copy"
+        assert r["config"]["device"] == "veth" and r["config"]["mode"] == "copy"
+        assert r["config"]["veth"]["peer"] == "xdp_drop"
         assert r["config"]["workload"]["kind"] == "rxdrop"
         assert r["metric"] == "pps" and r["context"] == "cpu0"  # the peer's CPU
         assert 90 <= float(r["util"]) <= 100

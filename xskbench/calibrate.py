@@ -17,9 +17,11 @@ MAX_ITER rounds, and the profile records how much the last round still moved.
 
 The calibration set: the fit rows of data/published.csv plus one row per measured point of
 data/measurements/*.json that has an emulated counterpart (xskbench/real_calibrate.py), each
-at the measured machine's clock. A measured point is a fit row only when its counterpart is
-the same device; the veth grids' counterpart is the null device (the emulated veth has no
-receive side), so they are ``compare`` rows: shown beside the emulation, never fitted.
+at the measured machine's clock, with that machine's own syscall entry (measured.MACHINE_OPS:
+a VM's, from its microbenchmark) as known cycles rather than the shared bare-metal parameter.
+A measured point is a fit row only when its counterpart is the same device (the veth grids'
+is the emulated veth pair, ``veth.peer = "xdp_drop"``); a stand-in device's point is a
+``compare`` row: shown beside the emulation, never fitted.
 ``fit(holdout=SOURCE)`` leaves one seed or one measured grid
 out; :func:`loo_costs` does the same from one set of equations (for ``reproduce --cv``).
 """
@@ -217,6 +219,18 @@ def row_equation(row, res, x, hz=None):
     raise ValueError(f"published row {row['id']}: metric {metric!r} cannot be fitted")
 
 
+def _fixed(eq, rhs, fixed):
+    """A measured row's equation with the measuring machine's own op costs (measured.
+    MACHINE_OPS: op or op:byte -> cycles) moved to the right side as known cycles."""
+    eq = eq.copy()
+    for name, cycles in fixed.items():
+        op, _, part = name.partition(":")
+        i = ops.INDEX[op] + (ops.N_OPS if part == "byte" else 0)
+        rhs -= eq[i] * cycles
+        eq[i] = 0.0
+    return eq, rhs
+
+
 def system(rows, results, par, x):
     """The rows' equations in the parameters (op parameters, then clock ratios), linearised at
     the op costs ``x`` (call costs, then byte costs) and the op counts of ``results``."""
@@ -227,6 +241,8 @@ def system(rows, results, par, x):
         free = tb in par.clocks
         eq, rhs = row_equation(r, results[r["scenario"]], x,
                                par.ghz0[tb] * 1e9 if free else None)
+        if r.get("fixed"):
+            eq, rhs = _fixed(eq, rhs, r["fixed"])
         a[k, :len(par.names)] = eq @ par.T
         if free and rhs:  # a·x / target(f0) = g: the clock ratio moves to the left side
             a[k, len(par.names) + par.clocks.index(tb)] = -rhs
@@ -262,7 +278,10 @@ def emulate_row(row, call, byte, priors, ghz, seed=None):
         d, hz = published.scenario_dict(row["scenario"]), ghz[testbed_of(row)]
     if seed is not None:
         d.setdefault("workload", {})["seed"] = seed
-    return emulate(RunConfig.from_dict(d), _profile("fit", 1.0, call, byte, priors), hz * 1e9)
+    prof = _profile("fit", 1.0, call, byte, priors)
+    if row.get("fixed"):
+        prof = measured.with_machine_ops(prof, row["fixed"])
+    return emulate(RunConfig.from_dict(d), prof, hz * 1e9)
 
 
 def _emulate_all(rows, par, p):
@@ -288,7 +307,8 @@ def fit(rows=None, verbose=False, holdout=None, par=None, report=None):
     change = 0.0
     for it in range(MAX_ITER):
         x = np.concatenate(par.costs(p))
-        new = solve(*system(rows, _emulate_all(rows, par, p), par, x), par)
+        results = _emulate_all(rows, par, p)
+        new = solve(*system(rows, results, par, x), par)
         # relative change, with floors so that sub-cycle costs cannot keep the loop going
         floor = np.maximum(par.start() * 0.01, 0.01)
         change = float(np.max(np.abs(new - p) / np.maximum(p, floor))) if rows else 0.0
@@ -306,6 +326,9 @@ def fit(rows=None, verbose=False, holdout=None, par=None, report=None):
     if report is not None:
         report.update(rounds=it + 1, last_change=round(change, 5),
                       settled=change < CONVERGED or not rows)
+        if rows:  # rows against the free parameters they touch, at the last round's counts
+            n_rows, used = count(rows, results, par, np.concatenate(par.costs(p)))
+            report.update(fit_rows=n_rows, free_parameters=len(used))
     call, byte = par.costs(p)
     return call, byte, par.priors, par.ghz(p)
 

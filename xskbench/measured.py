@@ -4,6 +4,7 @@ one row per point with a rate to compare or fit."""
 import json
 from pathlib import Path
 
+from . import costs
 from .devices import DEVICES
 from .loading import read_text
 from .sections.afxdp import XskConfig
@@ -13,6 +14,42 @@ TOLERANCE = 0.15      # relative; the emulation has no cache-footprint effect of
 DURATION_S = 0.004    # emulated time of each counterpart run (as the published scenarios)
 _XSK_FIELDS = ("fill_size", "comp_size", "rx_size", "tx_size", "frame_size", "headroom",
                "umem_frames", "need_wakeup", "busy_poll", "busy_budget", "batch_size")
+
+
+# Costs of this machine, held at its microbenchmarks (data/measurements/microbench.json) for
+# the rows measured here instead of being fitted, so that these rows cannot bend the shared
+# bare-metal parameters through them: this machine is a VM, whose syscall entry/exit (getppid
+# round trip, ~620 cycles) pays for paravirtualised mitigations, and whose memcpy was measured
+# (1500 B, cache hot: ~10.9 bytes/cycle). "op" is a per-call cost, "op:byte" a per-byte one
+# (the copy_byte tie's ops: one memcpy per byte). A measured row's equation carries them as
+# known cycles; what its rows need beyond them is left to the other ops (and the residuals).
+MACHINE_OPS = {"__sys_sendto": "syscall_getppid.cycles",
+               "__sys_recvfrom": "syscall_getppid.cycles",
+               **{f"{op}:byte": "memcpy.1500B.bytes_per_cycle"
+                  for op in ("memcpy", "skb_store_bits", "__xsk_rcv", "ip_generic_getfrag")}}
+
+
+def machine_ops(bench_path=None):
+    """op (or op:byte) -> cycles measured on this machine (MACHINE_OPS); {} without the file."""
+    path = bench_path or costs.BENCH
+    if not path.exists():
+        return {}
+    bench = json.loads(path.read_text())["results"]
+    out = {}
+    for op, spec in MACHINE_OPS.items():
+        got = costs._bench_value(bench, spec)
+        if got is not None and got[1] == op.endswith(":byte"):
+            out[op] = 1.0 / float(got[0]) if got[1] else float(got[0])
+    return out
+
+
+def with_machine_ops(prof, fixed):
+    """``prof`` with the measured machine's own costs ``fixed`` (MACHINE_OPS' keys)."""
+    call = {**prof.call, **{o: c for o, c in fixed.items() if ":" not in o}}
+    byte = {**prof.byte, **{o.split(":")[0]: c for o, c in fixed.items() if ":" in o}}
+    return costs.Profile(prof.name, prof.cpu_ghz, call, byte,
+                         {**prof.source, **{o.split(":")[0]: "measured here (MACHINE_OPS)"
+                                            for o in fixed}}, prof.meta)
 
 
 MAX_SWEEP_BYTES = 64 << 20  # a stored sweep of a few hundred points is well under 1 MB
@@ -113,6 +150,7 @@ def _label(point):
 def rows(doc, cpu_ghz, tolerance=TOLERANCE):
     """(fit rows, skipped points with why): one row per distinct emulated configuration."""
     out, seen, skipped = [], {}, []
+    fixed = machine_ops()
     for p in doc["points"]:
         res, label = p["result"], _label(p)
         cfg = counterpart(res["config"])
@@ -135,5 +173,5 @@ def rows(doc, cpu_ghz, tolerance=TOLERANCE):
         out.append({"id": rid, "kind": "fit", "scenario": rid, "metric": "pps",
                     "context": f"cpu{cpu}", "rate": "", "value": str(max(res["pps"].values())),
                     "util": str(util), "unit": "pps", "tolerance": str(tolerance),
-                    "config": cfg, "cpu_ghz": cpu_ghz, "point": p})
+                    "config": cfg, "cpu_ghz": cpu_ghz, "fixed": fixed, "point": p})
     return out, skipped

@@ -71,6 +71,13 @@ OPS = (
     ("__kmalloc", "kmalloc of the veth_seg_info address list (one per aggregate)"),
     ("skb_fill_page_desc", "veth RFC batch: get_page + one frag pointing into UMEM"),
     ("veth_xsk_destruct_skb", "veth RFC batch: destructor, cq submit under cq_lock, kfree"),
+    # --- veth receive (the measured pair: a live-frames sender, veth_poll into the xsk) -----
+    ("xdp_test_run_batch", "BPF_PROG_RUN live frames: one frame of a batch (page reset, xdp_buff)"),
+    ("xdp_do_redirect", "xdp_do_redirect of one frame (devmap bulk queue or XSKMAP lookup)"),
+    ("veth_xdp_xmit", "ndo_xdp_xmit into the peer's xdp_ring: one frame (convert, produce)"),
+    ("veth_xdp_rcv_one", "veth_poll: one xdp_frame from the xdp_ring to an xdp_buff"),
+    ("__xdp_build_skb_from_frame", "veth_xdp_rcv_bulk_skb: an skb built around one frame"),
+    ("do_xdp_generic", "generic XDP: netif_receive_generic_xdp, xdp_buff from the skb"),
     # --- tun + vhost-net --------------------------------------------------------------------
     ("tun_net_xmit", "tun ndo_start_xmit: filters, skb orphan, ptr_ring produce under lock"),
     ("sock_def_readable", "sk_data_ready on the tfile socket: vhost_poll_wakeup callback"),
@@ -205,6 +212,12 @@ VETH_XSK_GSO_SKB = INDEX["veth_xsk_gso_skb"]
 KMALLOC = INDEX["__kmalloc"]
 SKB_FILL_PAGE_DESC = INDEX["skb_fill_page_desc"]
 VETH_XSK_DESTRUCT_SKB = INDEX["veth_xsk_destruct_skb"]
+XDP_TEST_RUN_BATCH = INDEX["xdp_test_run_batch"]
+XDP_DO_REDIRECT = INDEX["xdp_do_redirect"]
+VETH_XDP_XMIT = INDEX["veth_xdp_xmit"]
+VETH_XDP_RCV_ONE = INDEX["veth_xdp_rcv_one"]
+XDP_BUILD_SKB_FROM_FRAME = INDEX["__xdp_build_skb_from_frame"]
+DO_XDP_GENERIC = INDEX["do_xdp_generic"]
 # tun + vhost-net
 TUN_NET_XMIT = INDEX["tun_net_xmit"]
 SOCK_DEF_READABLE = INDEX["sock_def_readable"]

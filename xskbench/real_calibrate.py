@@ -8,19 +8,17 @@ the measured bottleneck's CPU at its measured utilisation (``util``). The NNLS f
 the priors, the iteration and the profile writer are calibrate.py's; this module only builds
 rows and chooses the counterpart.
 
-The emulated counterpart. The rxdrop and l2fwd runs are AF_XDP receive on a veth pair in copy
-mode: a
-sender in the peer namespace pushes frames through the veth; the receiving veth's NAPI
-(veth_poll, on the sender's CPU) runs the XDP program, which redirects each frame into the
-socket, copying it into the UMEM. The emulated veth models only the sending side (txonly), so
-the counterpart is the **null device in copy mode with rxdrop**: an ideal NIC whose NAPI (on
-the peer's CPU, budget 64, a 256-entry ring like veth's ptr_ring) redirects into the same
-emulated copy-mode xsk receive path. What the null NIC does for free and the real peer CPU
-pays for — generating the frames and veth_xdp_xmit into the ptr_ring — is absorbed by the fit
-into the costs of the ops on that CPU. Points measured with ``wait=poll`` (xdpsock -p) have no
-emulated counterpart and are left out, and so are points at a set rate (the real sender spins
-between packets, so its CPU is not per-packet work); points repeating a configuration are fitted
-once.
+The emulated counterpart is the measured device's (devices/<name>/counterpart.py). A veth
+point is the emulated veth with ``veth.peer = "xdp_drop"``, the measured pair itself: for
+rxdrop and l2fwd the peer's live-frames sender (BPF_PROG_RUN, XDP_REDIRECT, veth_xdp_xmit into
+the receiving veth's ptr_ring) and the receiving veth's NAPI (veth_poll, XDP_REDIRECT into the
+socket, the copy into a fill-ring frame) on the peer's CPU, the app on its own; for txonly the
+app's copy-mode sendto into the peer's XDP_DROP program, whose NAPI runs on the app's CPU.
+Generic XDP (``xdp_mode=skb``) is ``veth.xdp_mode=skb``. Points measured with ``wait=poll``
+or busy poll have no emulated counterpart and are left out, and so are points at a set rate
+(the real sender spins between packets, so its CPU is not per-packet work); points repeating
+a configuration are fitted once. This machine's syscall entry is held at its microbenchmark
+(measured.MACHINE_OPS), not fitted.
 """
 import json
 import sys
@@ -72,7 +70,7 @@ def profile(f, name=TESTBED):
 def render(f):
     """The fit as text: the ops that moved off their priors, then every row's residual."""
     lines = [f"fit to {f['source']} at {f['cpu_ghz']:g} GHz ({f['ghz_source']}); "
-             f"counterpart: null device, copy mode, rxdrop (see xskbench/real_calibrate.py)",
+             f"counterpart: the measured device's (see xskbench/real_calibrate.py)",
              "", f"{'op':34s} {'prior':>9s} {'fitted':>9s}   per call, cycles (per byte)"]
     for i, o in enumerate(ops.NAMES):
         pc, pb = f["priors"][o][:2]
@@ -110,8 +108,8 @@ def write(f, testbed=TESTBED, out_dir=None, verbose=True):
     if bad and verbose:
         print("warning: rows outside tolerance (kept in the profile's residuals): " +
               ", ".join(f"{r['id']} {100 * r['error']:+.1f}%" for r in bad), file=sys.stderr)
-    about = (f"fitted to real measurements {f['source']} (veth copy rxdrop, emulated as the "
-             f"null device in copy mode); {f['cpu_ghz']:g} GHz: {f['ghz_source']}")
+    about = (f"fitted to real measurements {f['source']} (each point emulated by its "
+             f"device's counterpart); {f['cpu_ghz']:g} GHz: {f['ghz_source']}")
 
     return calibrate.write_profile(Path(out_dir or costs.COSTS_DIR), testbed, f["cpu_ghz"],
                                    about, f["call"], f["byte"], f["priors"],

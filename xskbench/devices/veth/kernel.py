@@ -29,6 +29,27 @@ each segment as its own skb.
 Packet bytes copied by the CPU beyond the queue's share of the LLC (testbed.llc_mb) are read
 from memory: ``llc_miss`` per byte, in proportion (queues.llc_miss_ppm).
 
+The measured pair (``veth.peer = "xdp_drop"``: ``xskbench measure``'s veth topology, no
+bridge, no NIC). Receive (rxdrop, l2fwd), copy mode: the peer's sender (xdp-trafficgen's
+mechanism, real/roles.py) is BPF_PROG_RUN with live frames on the peer's CPU: per batch of 64
+frames xdp_test_run_batch runs the program (XDP_REDIRECT) and xdp_do_redirect queues each
+frame; xdp_do_flush → bq_xmit_all → veth_xdp_xmit produces them into the receiving veth's
+xdp_ring (a real ptr_ring; full → the frame is returned, peer_tq_xdp_xmit_err) and
+__veth_xdp_flush schedules its NAPI on the sender's CPU, where it runs as softirq at the
+batch's local_bh_enable. veth_poll → veth_xdp_rcv_one runs the socket's program (XDP_REDIRECT
+into the XSKMAP), __xsk_rcv copies the frame into a fill-ring buffer (RX full → "rx queue
+full", veth's rx_queue_0_drops), the frame goes back to its page pool; xdp_do_flush at the end
+of the poll publishes RX. With the socket's program attached in generic mode (``veth.xdp_mode =
+"skb"``) the receiving veth has no native program: veth_xdp_rcv_bulk_skb builds an skb around
+each frame (__xdp_build_skb_from_frame), napi_gro_receive → __netif_receive_skb_core runs
+do_xdp_generic, and xsk_generic_rcv copies it (__xsk_rcv) and flushes RX per packet; the skb
+is consumed. Transmit (txonly, l2fwd's TX): copy_sendto as above, into the peer's
+ptr_ring; the peer's NAPI is scheduled on the sending CPU (the app's) and runs the peer's
+XDP_DROP program: veth_convert_skb_to_xdp_buff first copies the skb into a page-pool page
+(skb_pp_cow_data: xsk_build_skb leaves NET_SKB_PAD of headroom, < XDP_PACKET_HEADROOM), then
+both skbs are freed (the original's destructor completes the descriptor). The application is
+xdpsock-like (no libxudp work, frames prewritten).
+
 Packets inside the device are counted, not stored: all skbs of a run have the same length.
 """
 from numba import njit
@@ -46,7 +67,7 @@ from xskbench.kernels.engine import (
     spin_until,
     wake,
 )
-from xskbench.kernels.faults import offered_time
+from xskbench.kernels.faults import offered_clock, offered_time
 from xskbench.kernels.layout import (
     DEV_BASE,
     H_CNT,
@@ -66,6 +87,7 @@ from xskbench.kernels.layout import (
     OWN_DEV,
 )
 from xskbench.kernels.llc import llc_miss
+from xskbench.kernels.ptr_ring import ptr_ring_consume, ptr_ring_count, ptr_ring_produce
 from xskbench.kernels.xsk_ring import (
     cons_cancel,
     cons_peek,
@@ -78,12 +100,15 @@ from xskbench.kernels.xsk_ring import (
 
 (
     D_MODE, D_BATCH, D_MAXSEG, D_CSUM, D_RCAP, D_RN, D_BCAP, D_BN, D_BUDGET, D_EXTRA,
-    D_L_SYS, D_AGG, D_GRO, D_GRO_MAX, D_USO, D_LLC_PPM,
-) = range(DEV_BASE, DEV_BASE + 16)
+    D_L_SYS, D_AGG, D_GRO, D_GRO_MAX, D_USO, D_LLC_PPM, D_PEER, D_XR, D_XDPGEN,
+) = range(DEV_BASE, DEV_BASE + 19)
 MODES = ("udp", "copy", "zerocopy")  # D_MODE values, in this order
 MODE_UDP, MODE_COPY, MODE_ZC = range(len(MODES))
-CONTEXTS = ("app", "backlog", "napi", "napi_tx")  # context ids in this order (setup: by name)
-APP, BACKLOG, PEER, TXNAPI = range(len(CONTEXTS))
+CONTEXTS = ("app", "backlog", "napi", "napi_tx", "sender", "rx_napi")  # ids in this order
+APP, BACKLOG, PEER, TXNAPI, SENDER, RXNAPI = range(len(CONTEXTS))
+PEERS = ("bridge", "xdp_drop")  # D_PEER values: the RFC's testbed, the measured pair
+PEER_BRIDGE, PEER_XDP_DROP = range(len(PEERS))
+LIVE_BATCH = 64  # xdp-trafficgen's BPF_PROG_RUN live-frames batch (real/roles.py)
 HDR_LEN = 42  # Ethernet + IPv4 + UDP headers in front of the UDP payload
 TX_BATCH_SIZE = 32  # xsk_generic_xmit descs per sendto
 
@@ -261,7 +286,9 @@ def peer_quantum(m, cc, cb):
     charge(m, cc, cb, op.NAPI_POLL, 1, 0)
     count(m, st.NAPI_POLLS, 1)
     n = min(m[D_RN], m[D_BUDGET])
-    if n:
+    if n and m[D_PEER] == PEER_XDP_DROP:
+        _xdp_drop_skbs(m, cc, cb, n)
+    elif n:
         charge(m, cc, cb, op.VETH_XDP_RCV_SKB, n, 0)
         charge(m, cc, cb, op.NAPI_GRO_RECEIVE, n, 0)
         _gro_csum(m, cc, cb, n)
@@ -269,6 +296,92 @@ def peer_quantum(m, cc, cb):
         m[D_RN] -= n
         afxdp.tx_completed(m, cc, cb, n, op.XSK_DESTRUCT_SKB)
     _poll_end(m, PEER, n, m[D_RN])
+
+
+@njit(cache=True)
+def _xdp_drop_skbs(m, cc, cb, n):
+    """veth_xdp_rcv_skb of ``n`` copy-mode skbs on a peer running XDP_DROP: the skb becomes
+    an xdp_buff through a page-pool copy (skb_pp_cow_data), the program drops it, the page
+    is recycled and both skbs are freed; the original's destructor completes its desc."""
+    charge(m, cc, cb, op.VETH_XDP_RCV_SKB, n, 0)
+    charge(m, cc, cb, op.PAGE_POOL_ALLOC, n, 0)
+    charge(m, cc, cb, op.MEMCPY, n, n * m[H_PKTLEN])
+    charge(m, cc, cb, op.BPF_PROG_RUN_XDP, n, 0)
+    charge(m, cc, cb, op.PAGE_POOL_RECYCLE, n, 0)
+    charge(m, cc, cb, op.KFREE_SKB, 2 * n, 0)
+    m[D_RN] -= n
+    afxdp.tx_completed(m, cc, cb, n, op.XSK_DESTRUCT_SKB)
+
+
+# --- receive on the measured pair: the peer's live-frames sender, veth_poll into the xsk ----
+@njit(cache=True)
+def sender_quantum(m, cc, cb):
+    """One xdp_test_run_batch of the peer's sender (BPF_PROG_RUN, live frames): run the
+    program over the batch, redirect, then veth_xdp_xmit into the receiving veth's xdp_ring
+    and schedule its NAPI on this CPU. A set rate sends the frames due, at most a batch."""
+    n = LIVE_BATCH
+    gap = m[H_GAP]
+    if gap > 0:
+        n = min(n, (offered_clock(m, now(m)) - m[H_START_T]) // gap + 1 - m[H_SENT_SEQ])
+        if n <= 0:
+            wake(m, SENDER, offered_time(m, m[H_START_T] + m[H_SENT_SEQ] * gap))
+            return
+    charge(m, cc, cb, op.XDP_TEST_RUN_BATCH, n, 0)
+    charge(m, cc, cb, op.BPF_PROG_RUN_XDP, n, 0)
+    charge(m, cc, cb, op.XDP_DO_REDIRECT, n, 0)
+    count(m, st.OFFERED, n)
+    m[H_SENT_SEQ] += n
+    charge(m, cc, cb, op.VETH_XDP_XMIT, n, 0)
+    xr, plen = m[D_XR], m[H_PKTLEN]
+    sent = 0
+    for _ in range(n):
+        if not ptr_ring_produce(m, xr, now(m), plen, now(m)):  # value: the produce time
+            break
+        sent += 1
+    if sent < n:  # the frames veth_xdp_xmit did not take go back to the page pool
+        count(m, st.VETH_RING_FULL, n - sent)
+        charge(m, cc, cb, op.PAGE_POOL_RECYCLE, n - sent, 0)
+    if sent and napi_schedule(m, RXNAPI, now(m)):  # __veth_xdp_flush
+        charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
+        count(m, st.NAPI_SCHEDULES, 1)
+    m[H_PROGRESS] += n
+    wake(m, SENDER, now(m))
+
+
+@njit(cache=True)
+def rx_napi_quantum(m, cc, cb):
+    """veth_poll → veth_xdp_rcv on the receiving veth: ≤budget frames from the xdp_ring,
+    each through the socket's program (XDP_REDIRECT) into __xsk_rcv (copy into a fill-ring
+    buffer; RX full or no buffer → dropped with that reason); the frame returns to its page
+    pool either way; xdp_do_flush publishes RX at the end of the poll."""
+    charge(m, cc, cb, op.NAPI_POLL, 1, 0)
+    count(m, st.NAPI_POLLS, 1)
+    xr = m[D_XR]
+    done = 0
+    while done < m[D_BUDGET]:
+        t0, ln = ptr_ring_consume(m, xr, now(m))
+        if t0 < 0:
+            break
+        done += 1
+        charge(m, cc, cb, op.VETH_XDP_RCV_ONE, 1, 0)
+        if m[D_XDPGEN]:  # no native program: an skb, the stack, generic XDP
+            charge(m, cc, cb, op.XDP_BUILD_SKB_FROM_FRAME, 1, 0)
+            charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
+            charge(m, cc, cb, op.NETIF_RECEIVE_SKB, 1, 0)
+            charge(m, cc, cb, op.DO_XDP_GENERIC, 1, 0)
+        charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
+        charge(m, cc, cb, op.XDP_DO_REDIRECT, 1, 0)
+        llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
+        afxdp.xsk_rcv_copy(m, cc, cb, ln, t0)
+        if m[D_XDPGEN]:  # xsk_generic_rcv flushes per packet; consume_skb frees the frame
+            afxdp.xdp_flush(m, cc, cb)
+            charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+        charge(m, cc, cb, op.PAGE_POOL_RECYCLE, 1, 0)
+    if done:
+        if not m[D_XDPGEN]:
+            afxdp.xdp_flush(m, cc, cb)
+        m[H_PROGRESS] += done
+    _poll_end(m, RXNAPI, done, ptr_ring_count(m, xr))
 
 
 # --- zero-copy mode (the RFC's veth tx NAPI) ----------------------------------------------
@@ -366,9 +479,15 @@ def xsk_app_quantum(m, cc, cb):
     k0 = m[m[H_CNT] + st.TX_SUBMITTED]
     kick = afxdp.app_iteration(m, cc, cb)
     k = m[m[H_CNT] + st.TX_SUBMITTED] - k0
-    if k:
+    if k and m[D_PEER] == PEER_BRIDGE:  # the RFC's sender is libxudp; measure's is xdpsock
         charge(m, cc, cb, op.XUDP_SEND_PKT, k, 0)
         _app_csum(m, cc, cb, k)
+    if kick & afxdp.KICK_RX:  # rxdrop's recvfrom: copy mode wakes nothing (no busy poll)
+        label = m[H_QLABEL]
+        m[H_QLABEL] = m[D_L_SYS]
+        charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
+        count(m, st.POLL_CALLS, 1)
+        m[H_QLABEL] = label
     if kick & afxdp.KICK_TX:
         label = m[H_QLABEL]
         m[H_QLABEL] = m[D_L_SYS]
@@ -396,14 +515,19 @@ def quantum(m, cc, cb, c):
         backlog_quantum(m, cc, cb)
     elif c == PEER:
         peer_quantum(m, cc, cb)
-    else:
+    elif c == TXNAPI:
         txnapi_quantum(m, cc, cb)
+    elif c == SENDER:
+        sender_quantum(m, cc, cb)
+    else:
+        rx_napi_quantum(m, cc, cb)
 
 
 loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop over ``quantum``
 
 
 def in_flight(m):
-    """Packets inside the device: on the backlog or the peer's ptr_ring."""
-    return int(m[D_BN] + m[D_RN])
+    """Packets inside the device: on the backlog, the peer's ptr_ring or the receiving
+    veth's xdp_ring."""
+    return int(m[D_BN] + m[D_RN] + (ptr_ring_count(m, m[D_XR]) if m[D_XR] else 0))
 

@@ -32,4 +32,13 @@ class VethConfig(Section):
     sink_extra_cycles: int = fld(0, "extra per-skb work past the peer, on top of "
                                  "br_forward_finish", unit="cycles", lo=0, hi=1_000_000)
     app_cpu: int = fld(0, "CPU running the sender", lo=0, hi=63)
-    napi_cpu: int = fld(1, "CPU running the peer's NAPI and the veth tx NAPI", lo=0, hi=63)
+    napi_cpu: int = fld(1, "CPU running the peer's NAPI and the veth tx NAPI (peer=xdp_drop: "
+                        "the peer's sender and the receiving veth's NAPI)", lo=0, hi=63)
+    peer: str = fld("bridge", "what is past the peer: 'bridge' (the RFC's testbed: bridge → "
+                    "mlx5, a libxudp sender) or 'xdp_drop' (xskbench measure's pair: an "
+                    "XDP_DROP program on the peer, an xdpsock app; rxdrop/l2fwd get a "
+                    "live-frames sender on the peer)", choices=("bridge", "xdp_drop"))
+    xdp_mode: str = fld("native", "how the receiving socket's XDP program is attached "
+                        "(peer=xdp_drop, rxdrop/l2fwd): 'native' (veth_xdp_rcv_one runs it) "
+                        "or 'skb' (generic XDP: an skb per frame, the stack, per-packet "
+                        "flush)", choices=("native", "skb"))
