@@ -8,7 +8,8 @@ from .section import TunConfig
 def check(cfg):
     t, kind = cfg.tun, cfg.workload.kind
     if t.peer == "vhost" and kind != "txonly":
-        raise ValueError(f"workload.kind={kind!r} with tun.peer='vhost': vhost-net only "
+        raise ValueError(f"workload.kind={kind!r} on device 'tun' with tun.peer='vhost': "
+                         "vhost-net only "
                          "receives what the host application sends (no guest TX is modelled); "
                          "allowed: workload.kind='txonly', or tun.peer='fd'")
     if t.peer != "fd":
