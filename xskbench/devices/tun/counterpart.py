@@ -10,18 +10,22 @@ def counterpart(mcfg):
     """The emulated config of a measured tun config (a dict), or a string saying why none."""
     real, wl = mcfg.get("real", {}), mcfg["workload"]
     sender = real.get("sender", "tun")
-    if sender != "tun":
-        return (f"real.sender={sender!r} on a tun device: only the tap fd peer "
-                "(sender 'tun') is modelled")
-    if mcfg["mode"] != "copy":
-        return f"mode={mcfg['mode']}: a tap has no zero-copy AF_XDP; only copy mode is modelled"
-    if real.get("wait", "spin") == "poll":
-        return "wait=poll: the emulated xdpsock loop spins (no poll() mode)"
-    if wl.get("rate_pps") and wl["kind"] != "txonly":
-        return "rate_pps set: the tap writer writes as fast as write() returns (not paced)"
     app_cpu, peer_cpu = int(real.get("app_cpu", 1)), int(real.get("peer_cpu", 0))
-    if app_cpu == peer_cpu:
-        return f"app_cpu = peer_cpu = {app_cpu}: the emulation keeps the two on two CPUs"
+    unmodelled = (  # (whether the measured setup has it, why the emulation has no counterpart)
+        (sender != "tun", f"real.sender={sender!r} on a tun device: only the tap fd peer "
+                          "(sender 'tun') is modelled"),
+        (mcfg["mode"] != "copy", f"mode={mcfg['mode']}: a tap has no zero-copy AF_XDP; only "
+                                 "copy mode is modelled"),
+        (real.get("wait", "spin") == "poll", "wait=poll: the emulated xdpsock loop spins "
+                                             "(no poll() mode)"),
+        (bool(wl.get("rate_pps")) and wl["kind"] != "txonly",
+         "rate_pps set: the tap writer writes as fast as write() returns (not paced)"),
+        (app_cpu == peer_cpu, f"app_cpu = peer_cpu = {app_cpu}: the emulation keeps the two "
+                              "on two CPUs"),
+    )
+    for present, why in unmodelled:
+        if present:
+            return why
     xsk = xsk_fields(mcfg)
     workload = {"kind": wl["kind"], "packet_size": wl["packet_size"],
                 "rate_pps": wl.get("rate_pps") if wl["kind"] == "txonly" else None,
