@@ -114,8 +114,12 @@ def test_measured_veth_points_are_fit_rows_of_the_emulated_pair():
     kinds = {r["config"]["workload"]["kind"] for r in veth}
     assert kinds == {"rxdrop", "l2fwd", "txonly"}
     assert any(r["config"]["veth"].get("xdp_mode") == "skb" for r in veth)
-    fitted = calibrate.fit_rows(calibrate.calibration_rows())
-    assert sum(calibrate.source_of(r).startswith("measured:") for r in fitted) == len(veth)
+    fitted = [r for r in calibrate.fit_rows(calibrate.calibration_rows())
+              if calibrate.source_of(r).startswith("measured:")]
+    assert sum(r["config"]["device"] == "veth" for r in fitted) == len(veth)
+    # every fitted measured row has a faithful counterpart (the same device: veth, the tap)
+    assert all(r["config"]["device"] == r["point"]["result"]["config"]["device"]
+               for r in fitted)
     # what has no counterpart says why: poll() and busy-poll loops, a paced sender
     whys = " ".join(w for _, w in skipped)
     assert "wait=poll" in whys and "wait=busy-poll" in whys and "rate_pps set" in whys

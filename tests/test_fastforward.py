@@ -12,8 +12,9 @@ from xskbench.run import run
 
 run_module = sys.modules["xskbench.run"]  # the package exports run(), the function
 
-#: the settings a receive workload needs on a device (veth: the measured pair)
-RECEIVE = {"veth": {"veth.peer": "xdp_drop"}}
+#: the settings a receive workload needs on a device (veth: the measured pair; tun: a
+#: process on the tap fd)
+RECEIVE = {"veth": {"veth.peer": "xdp_drop"}, "tun": {"tun.peer": "fd"}}
 
 
 def _settings(name, mode, kind):

@@ -39,6 +39,7 @@ _FAULTS = (
     ("faults.irq_late_prob", {"faults.irq_late_prob": 0.5, "faults.irq_late_us": 5.0}),
 )
 _MQ = {"mq.queues": 2}
+_TAP_RX = {"mode": "copy", "tun.peer": "fd", "workload.kind": "rxdrop", "workload.rate_pps": None}
 _FIRST = {"faults.spike_us": ("tun",), "faults.burst_factor": ("tun",),
           "faults.irq_late_prob": ("tun",), "faults.stall_us": ("tun",)}
 
@@ -79,6 +80,10 @@ BASES = {
     "tun.guest_ring": ({"workload.rate_pps": None}, 16, ()),
     "tun.guest_budget": ({}, 1, ()),
     "tun.vhost_stall_us": ({}, 1000.0, ()),
+    "tun.peer": ({"mode": "copy"}, "fd", ()),
+    "tun.napi_cpu": ({"mode": "copy", "tun.peer": "fd"}, None, ()),
+    "tun.xdp_mode": (_TAP_RX, None, ()),
+    "tun.fd_batch": (_TAP_RX, 16, ()),
     "veth.ptr_ring_size": ({"mode": "copy"}, 16, ()),
     "veth.peer": ({"mode": "copy"}, "xdp_drop", ()),
     "veth.xdp_mode": ({"mode": "copy", "veth.peer": "xdp_drop", "workload.kind": "rxdrop"},

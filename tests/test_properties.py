@@ -22,8 +22,9 @@ from xskbench.run import run
 from xskbench.sections import SECTIONS
 
 # every device x mode x workload the registry says it models
-# (veth receives only as the measured pair in copy mode: its check refuses the rest)
-RECEIVE = {"veth": {"veth.peer": "xdp_drop"}}
+# (veth receives only as the measured pair in copy mode, tun only from a process on the tap
+# fd on one queue: their checks refuse the rest)
+RECEIVE = {"veth": {"veth.peer": "xdp_drop"}, "tun": {"tun.peer": "fd", "mq.queues": 1}}
 
 
 def _modelled(d, m, k):
@@ -110,6 +111,8 @@ def configs(draw, combos=tuple(COMBOS)):
     fill_exp = x("fill_size").bit_length() - 1
     values["xsk.umem_frames"] = 1 << draw(st.integers(max(6, fill_exp), min(18, fill_exp + 3)))
     values["workload.kind"] = kind
+    if kind != "txonly":
+        values.update(RECEIVE.get(device, {}))
     duration = draw(st.sampled_from([0.0005, 0.001, 0.002]))
     values["workload.duration_s"] = duration
     values["workload.warmup_s"] = draw(st.sampled_from([0.0, duration / 4, duration / 2]))

@@ -147,6 +147,13 @@ OPS = (
     ("xsk_build_skb_frag", "copy-mode TX: one more descriptor as an skb frag (alloc_page)"),
     ("xsk_buff_add_frag", "zero-copy RX: one more UMEM buffer chained to the xdp_buff"),
     ("xdp_buff_add_frag", "driver RX: one more page as a frag of a multi-buffer xdp_buff"),
+    # --- a process on the tap fd (tun.peer = fd) --------------------------------------------
+    ("ksys_write", "write() on the tap fd: syscall entry/exit, vfs_write → tun_chr_write_iter"),
+    ("ksys_read", "read() on the tap fd: syscall entry/exit, vfs_read → tun_chr_read_iter"),
+    ("do_sys_poll", "ppoll() on the tap fd: tun_chr_poll, poll_wait, schedule until readable"),
+    ("tun_build_skb", "tun_get_user's build path: page_frag refill, xdp_buff over the frame"),
+    ("do_xdp_generic", "generic XDP on an skb: netif_receive_generic_xdp, generic redirect"),
+    ("tun_ring_recv", "tun_do_read → tun_ring_recv: one ptr_ring_consume of the tfile ring"),
 )
 NAMES = tuple(name for name, _ in OPS)
 DOCS = dict(OPS)
@@ -277,6 +284,12 @@ NAPI_WATCHDOG = INDEX["napi_watchdog"]
 HANDLE_TX = INDEX["handle_tx"]
 VHOST_GET_VQ_DESC = INDEX["vhost_get_vq_desc"]
 TUN_GET_USER = INDEX["tun_get_user"]
+KSYS_WRITE = INDEX["ksys_write"]
+KSYS_READ = INDEX["ksys_read"]
+DO_SYS_POLL = INDEX["do_sys_poll"]
+TUN_BUILD_SKB = INDEX["tun_build_skb"]
+DO_XDP_GENERIC = INDEX["do_xdp_generic"]
+TUN_RING_RECV = INDEX["tun_ring_recv"]
 COPY_FROM_ITER = INDEX["copy_from_iter"]
 BR_HANDLE_FRAME = INDEX["br_handle_frame"]
 VHOST_NET_BUSY_POLL = INDEX["vhost_net_busy_poll"]

@@ -32,6 +32,14 @@ the payload. Either kicks vhost when vhost asked for avail notifications (out of
 Several queues' vhost workers on one host core (mq.host = shared): one worker per queue pair,
 each a thread, so a handle_rx pass after another queue's pass on that core is a context switch.
 
+A process on the tap fd instead of vhost-net (``tun.peer = fd``, the measured tap in a
+namespace): contexts APP and PEER (FD_CONTEXTS; PEER takes VHOST's id). The peer's write()
+runs the whole receive path on its own CPU in process context (tun_get_user → tun_build_skb →
+native XDP on the xdp_buff, or generic XDP in netif_receive_skb → __xsk_rcv copy → flush);
+its read() drains the tfile ptr_ring the application's sendto fills (tun_net_xmit, full →
+tx_dropped). tun_net_xmit's skb_orphan runs the xsk destructor, so a descriptor completes
+when its skb enters the ptr_ring, not when it is read.
+
 Packet bytes copied by the CPU beyond the queue's share of the LLC (testbed.llc_mb) are read
 from memory: ``llc_miss`` per byte, in proportion (queues.llc_miss_ppm).
 
@@ -92,6 +100,7 @@ from xskbench.kernels.layout import (
 )
 from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.ptr_ring import (
+    ptr_ring_consume,
     ptr_ring_consume_batched,
     ptr_ring_count,
     ptr_ring_free,
@@ -113,10 +122,13 @@ from xskbench.kernels.xsk_ring import (
     D_PR, D_VB, D_VB_HEAD, D_VB_N, D_VB_CAP, D_G_SIZE, D_G_AVAIL, D_VH_TAKEN, D_G_USED,
     D_G_CONS, D_VH_WAIT_AVAIL, D_VH_QUEUED, D_WPKTS, D_WBYTES, D_GBUDGET, D_IRQ_DELAY,
     D_L_SYS, D_ZCV, D_V2_PREV, D_STALL_UNTIL, D_BURST, D_GPMD, D_GBURST, D_G_USED_PREV,
-    D_G_USED_AT, D_LLC_PPM, D_VH_RAN,
-) = range(DEV_BASE, DEV_BASE + 27)
+    D_G_USED_AT, D_LLC_PPM, D_VH_RAN, D_FD, D_FD_NATIVE, D_FD_BATCH, D_FD_W, D_FD_R,
+    D_FD_POLL,
+) = range(DEV_BASE, DEV_BASE + 33)
 CONTEXTS = ("app", "vhost", "guest")  # context ids in this order (setup builds them by name)
 APP, VHOST, GUEST = range(len(CONTEXTS))
+FD_CONTEXTS = ("app", "peer")  # tun.peer=fd: the process on the tap fd takes vhost's id
+PEER = VHOST
 TX_BATCH_SIZE = 32  # xsk_generic_xmit: descriptors per sendto
 L4_OFFSET = 34      # Ethernet + IPv4 headers in front of the L4 header
 SIGNAL_BATCH = 64   # vhost_net_signal_used when done_idx > VHOST_NET_BATCH
@@ -164,10 +176,27 @@ def _vhost_queue(m, cc, cb):
 
 
 @njit(cache=True)
+def _wake_reader(m, cc, cb):
+    """tun.peer=fd: the tfile's wait queue wakes the process sleeping in ppoll()."""
+    if not m[D_FD_POLL]:
+        return
+    charge(m, cc, cb, op.WAKE_UP_PROCESS, 1, 0)
+    t = notify_at(m, now(m) + delay(m, m[D_IRQ_DELAY]))
+    if t >= INF:  # lost wakeup: it sleeps on until the next sk_data_ready
+        return
+    m[D_FD_POLL] = 0
+    cx_set(m, PEER, CX_A, 1)
+    wake(m, PEER, t)
+
+
+@njit(cache=True)
 def _data_ready(m, cc, cb):
-    """sk_data_ready on the tfile socket → vhost_poll_wakeup."""
+    """sk_data_ready on the tfile socket → vhost_poll_wakeup, or the fd's reader."""
     charge(m, cc, cb, op.SOCK_DEF_READABLE, 1, 0)
-    _vhost_queue(m, cc, cb)
+    if m[D_FD]:
+        _wake_reader(m, cc, cb)
+    else:
+        _vhost_queue(m, cc, cb)
 
 
 # --- the application's syscalls -----------------------------------------------------------
@@ -194,6 +223,10 @@ def _sendto(m, cc, cb):
             charge(m, cc, cb, op.KFREE_SKB, 1, 0)
             _complete_dropped(m, cc, cb, 1)
             break
+        if m[D_FD]:
+            # skb_orphan in tun_net_xmit ran xsk_destruct_skb: the descriptor is complete
+            # while its copy waits in the ptr_ring (vhost-net: completed at consume_skb)
+            afxdp.tx_completed(m, cc, cb, 1, op.XSK_DESTRUCT_SKB)
         _data_ready(m, cc, cb)
     if sent:
         _publish(m, cc, cb)
@@ -205,11 +238,13 @@ def app_quantum(m, cc, cb):
     """One OVS PMD iteration toward the tun port. Unlike xdpsock (a sendto on every loop
     while completions are outstanding), netdev-afxdp kicks once after sending a batch, and
     again while the kernel leaves descriptors on TX (copy mode: 32 per sendto, -EBUSY).
-    At a set rate the PMD forwards ``pmd_burst`` packets at a time."""
+    At a set rate the PMD forwards ``pmd_burst`` packets at a time. With tun.peer=fd the
+    application is xdpsock: a sendto whenever TX wants a kick."""
     progress = m[H_PROGRESS]
     gap = m[H_GAP]
     burst = m[D_BURST]
-    if gap > 0 and burst > 1 and m[H_WORKLOAD] == WL_TXONLY and m[H_APPSTK_N] >= burst:
+    ovs = not m[D_FD]
+    if ovs and gap > 0 and burst > 1 and m[H_WORKLOAD] == WL_TXONLY and m[H_APPSTK_N] >= burst:
         due = (offered_clock(m, now(m)) - m[H_START_T]) // gap + 1
         if due - m[H_SENT_SEQ] < burst:  # the PMD's poll found less than a burst: spin
             charge(m, cc, cb, op.APP_LOOP, 1, 0)
@@ -219,7 +254,7 @@ def app_quantum(m, cc, cb):
             return
     sent = m[H_SENT_SEQ]
     kick = afxdp.app_iteration(m, cc, cb)
-    if m[H_SENT_SEQ] == sent and (m[H_ZC] or ring_entries(m, m[H_TX]) == 0):
+    if ovs and m[H_SENT_SEQ] == sent and (m[H_ZC] or ring_entries(m, m[H_TX]) == 0):
         kick &= ~afxdp.KICK_TX  # OVS kicks after a batch it sent, not on every poll
     if kick:
         label = m[H_QLABEL]
@@ -435,11 +470,81 @@ def guest_pmd_quantum(m, cc, cb):
     wake(m, GUEST, now(m))
 
 
+# --- tun.peer=fd: a process on the tap fd --------------------------------------------------
+@njit(cache=True)
+def _write_one(m, cc, cb):
+    """write() of one frame into the tap fd: tun_get_user in the writer's process context,
+    bottom halves off. The frame is copied into a page frag (tun_build_skb); native XDP runs
+    on that xdp_buff, generic XDP on the skb built around it in netif_receive_skb. The
+    redirect copies it into a fill-ring buffer (__xsk_rcv), flushed at once."""
+    charge(m, cc, cb, op.KSYS_WRITE, 1, 0)
+    count(m, st.OFFERED, 1)
+    m[H_PROGRESS] += 1
+    ln = m[H_PKTLEN]
+    charge(m, cc, cb, op.TUN_BUILD_SKB, 1, 0)
+    charge(m, cc, cb, op.COPY_FROM_ITER, 1, ln)
+    native = m[D_FD_NATIVE]
+    if not native:  # build_skb, eth_type_trans, then __netif_receive_skb_core
+        charge(m, cc, cb, op.TUN_GET_USER, 1, 0)
+        charge(m, cc, cb, op.NETIF_RECEIVE_SKB, 1, 0)
+        charge(m, cc, cb, op.DO_XDP_GENERIC, 1, 0)
+    charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
+    if afxdp.xsk_rcv_copy(m, cc, cb, ln, now(m)):
+        afxdp.xdp_flush(m, cc, cb)  # xdp_do_flush after tun_xdp_act / xsk_generic_rcv's
+    if not native:
+        charge(m, cc, cb, op.KFREE_SKB, 1, 0)  # consume_skb after the generic redirect
+
+
+@njit(cache=True)
+def _read_one(m, cc, cb):
+    """read() on the tap fd: tun_ring_recv takes one skb (none: -EAGAIN), tun_put_user
+    copies it out, consume_skb frees it. Returns whether a packet was read."""
+    charge(m, cc, cb, op.KSYS_READ, 1, 0)
+    charge(m, cc, cb, op.TUN_RING_RECV, 1, 0)
+    skb, ln = ptr_ring_consume(m, m[D_PR], now(m))
+    if skb < 0:
+        return False
+    charge(m, cc, cb, op.TUN_DO_READ, 1, 0)
+    charge(m, cc, cb, op.COPY_TO_ITER, 1, ln)
+    charge(m, cc, cb, op.KFREE_SKB, 1, 0)
+    m[H_PROGRESS] += 1
+    return True
+
+
+@njit(cache=True)
+def peer_quantum(m, cc, cb):
+    """One syscall of the process on the tap fd (the real backend's tap_loop): a round is
+    ``fd_batch`` write()s (rxdrop, l2fwd), then read() until -EAGAIN or 4 x fd_batch; a
+    txonly reader whose round read nothing sleeps in ppoll() until sk_data_ready."""
+    if cx(m, PEER, CX_A):  # woken from ppoll
+        cx_set(m, PEER, CX_A, 0)
+        charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
+    batch = m[D_FD_BATCH]
+    if m[H_WORKLOAD] != WL_TXONLY and m[D_FD_W] < batch:
+        _write_one(m, cc, cb)
+        m[D_FD_W] += 1
+    elif _read_one(m, cc, cb):
+        m[D_FD_R] += 1
+        if m[D_FD_R] >= 4 * batch:
+            m[D_FD_W], m[D_FD_R] = 0, 0
+    else:  # -EAGAIN ends the round
+        idle = m[H_WORKLOAD] == WL_TXONLY and m[D_FD_R] == 0
+        m[D_FD_W], m[D_FD_R] = 0, 0
+        if idle:
+            charge(m, cc, cb, op.DO_SYS_POLL, 1, 0)
+            if ptr_ring_count(m, m[D_PR]) == 0:  # tun_chr_poll: nothing queued, sleep
+                m[D_FD_POLL] = 1
+                return
+    wake(m, PEER, now(m))
+
+
 @njit(cache=True)
 def quantum(m, cc, cb, c):
     """One quantum of context ``c`` (kernels/loop.py)."""
     if c == APP:
         app_quantum(m, cc, cb)
+    elif m[D_FD]:
+        peer_quantum(m, cc, cb)
     elif c == VHOST:
         vhost_quantum(m, cc, cb)
     elif m[D_GPMD]:
@@ -453,7 +558,10 @@ loop.define(globals())  # run_chunk(M, OFF, cc, cb, events): the engine loop ove
 
 @njit(cache=True)
 def in_flight(m):
-    """Packets inside tun/vhost: skbs (or v2 tagged descriptors) not yet completed."""
+    """Packets inside tun/vhost: skbs (or v2 tagged descriptors) not yet completed. An fd
+    reader's skbs were completed in tun_net_xmit (skb_orphan): none."""
+    if m[D_FD]:
+        return 0
     if m[H_ZC]:
         return m[D_V2_PREV]
     return ptr_ring_count(m, m[D_PR]) + m[D_VB_N]

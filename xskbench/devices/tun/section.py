@@ -1,4 +1,5 @@
-"""Section `tun`: a tun device with one tfile, vhost-net serving a guest's rx virtqueue."""
+"""Section `tun`: a tun device with one tfile, and who is on the other side of it: vhost-net
+serving a guest's rx virtqueue, or a process reading and writing the tap fd."""
 
 from dataclasses import dataclass
 
@@ -7,9 +8,26 @@ from xskbench.fields import Section, fld
 
 @dataclass(frozen=True)
 class TunConfig(Section):
-    """Tun + vhost-net: the tfile ptr_ring, the vhost worker, the guest's receive queue."""
+    """Tun + vhost-net (the tfile ptr_ring, the vhost worker, the guest's receive queue), or a
+    tap whose fd a process writes and reads (``peer = fd``)."""
 
     SECTION = "tun"
+
+    peer: str = fld("vhost", "the other side of the tfile: vhost = vhost-net into a guest (the "
+                    "host application sends toward it: txonly); fd = a process on the tap fd "
+                    "on napi_cpu, whose write() runs tun_get_user, XDP and the copy into the "
+                    "socket (rxdrop, l2fwd) and whose read() drains what the socket sent "
+                    "(l2fwd, txonly)", choices=("vhost", "fd"))
+    xdp_mode: str = fld("native", "peer=fd: where the XDP program runs: native = in "
+                        "tun_build_skb on an xdp_buff (tap, O_NONBLOCK, frame within a page); "
+                        "skb = generic XDP on the built skb in netif_receive_skb",
+                        choices=("native", "skb"))
+    fd_batch: int = fld(64, "peer=fd: write() calls per round before the process drains the "
+                        "fd with read() until EAGAIN (at most 4x this many)", unit="calls",
+                        lo=1, hi=4096)
+    napi_cpu: int = fld(1, "peer=fd: CPU of the process on the tap fd; its write() runs the "
+                        "receive path with bottom halves off, as a NAPI poll would (the name "
+                        "the measured rows read)", lo=0, hi=63)
 
     tx_queue_len: int = fld(500, "tfile ptr_ring length (dev tx_queue_len, TUN_READQ_SIZE)",
                             unit="ptrs", lo=1, hi=65536)
