@@ -80,7 +80,9 @@ def test_generic_xdp_costs_the_skb_and_the_stack_per_frame():
     assert skb.pps["rx"] < 0.8 * native.pps["rx"]
     calls = dict(zip(ops.NAMES, skb.op_calls.sum(axis=0), strict=True))
     assert calls["do_xdp_generic"] == calls["__xdp_build_skb_from_frame"] > 0
-    assert calls["xdp_do_flush"] >= skb.counters["rx_packets"]
+    # a flush per frame (both counted in the receiving NAPI: the app's rx_packets of the
+    # same window count frames flushed before it began)
+    assert calls["xdp_do_flush"] >= calls["do_xdp_generic"]
 
 
 @pytest.mark.parametrize("sets, word", [

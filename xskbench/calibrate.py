@@ -72,7 +72,7 @@ def measured_rows(directory=MEASUREMENTS):
         got, why = measured.rows(doc, ghz)
         for r in got:
             r["seed"] = r["source"] = f"measured:{path.stem}"
-            r["system"] = "this-machine"
+            r["system"] = r["testbed"] = measured.MEASURED_BED
             measured_dev = r["point"]["result"]["config"]["device"]
             if measured_dev != r["config"]["device"]:  # a stand-in, not a faithful counterpart
                 r["kind"] = "compare"
@@ -88,8 +88,8 @@ def calibration_rows():
 
 
 def testbed_of(row):
-    """A published row's testbed name; None for a measured row (its clock is measured)."""
-    return None if "config" in row else scenarios()[row["scenario"]]["testbed"]
+    """A row's testbed name: a published row's scenario's, a measured row's machine's."""
+    return row["testbed"] if "config" in row else scenarios()[row["scenario"]]["testbed"]
 
 
 # --- parameters: op costs with ties, and unstated clocks -----------------------------------
@@ -273,14 +273,15 @@ def emulate_row(row, call, byte, priors, ghz, seed=None):
     -> GHz), or the ``config`` and ``cpu_ghz`` a measured row carries."""
 
     if "config" in row:
-        d, hz = {k: v for k, v in row["config"].items() if k != "testbed"}, float(row["cpu_ghz"])
+        d = {k: v for k, v in row["config"].items() if k != "testbed"}
     else:
-        d, hz = published.scenario_dict(row["scenario"]), ghz[testbed_of(row)]
+        d = published.scenario_dict(row["scenario"])
+    hz = ghz[testbed_of(row)]
     if seed is not None:
         d.setdefault("workload", {})["seed"] = seed
     prof = _profile("fit", 1.0, call, byte, priors)
-    if row.get("fixed"):
-        prof = measured.with_machine_ops(prof, row["fixed"])
+    if row.get("fixed"):  # measured at the nominal clock: as many cycles of the fitted one
+        prof = measured.with_machine_ops(prof, row["fixed"], hz / float(row["cpu_ghz"]))
     return emulate(RunConfig.from_dict(d), prof, hz * 1e9)
 
 

@@ -9,7 +9,8 @@ from .devices import DEVICES
 from .loading import read_text
 from .sections.afxdp import XskConfig
 
-TESTBED = "this-machine"
+TESTBED = "this-machine"  # the default name of a profile fitted to one grid alone
+MEASURED_BED = "this-vm"  # the testbed (data/testbeds.yaml) of the grids in data/measurements
 TOLERANCE = 0.15      # relative; the emulation has no cache-footprint effect of ring size
 DURATION_S = 0.004    # emulated time of each counterpart run (as the published scenarios)
 _XSK_FIELDS = ("fill_size", "comp_size", "rx_size", "tx_size", "frame_size", "headroom",
@@ -43,10 +44,11 @@ def machine_ops(bench_path=None):
     return out
 
 
-def with_machine_ops(prof, fixed):
-    """``prof`` with the measured machine's own costs ``fixed`` (MACHINE_OPS' keys)."""
-    call = {**prof.call, **{o: c for o, c in fixed.items() if ":" not in o}}
-    byte = {**prof.byte, **{o.split(":")[0]: c for o, c in fixed.items() if ":" in o}}
+def with_machine_ops(prof, fixed, ratio=1.0):
+    """``prof`` with the measured machine's own costs ``fixed`` (MACHINE_OPS' keys), measured
+    in cycles of its nominal clock, run at ``ratio`` times that clock (a fitted clock)."""
+    call = {**prof.call, **{o: c * ratio for o, c in fixed.items() if ":" not in o}}
+    byte = {**prof.byte, **{o.split(":")[0]: c * ratio for o, c in fixed.items() if ":" in o}}
     return costs.Profile(prof.name, prof.cpu_ghz, call, byte,
                          {**prof.source, **{o.split(":")[0]: "measured here (MACHINE_OPS)"
                                             for o in fixed}}, prof.meta)
@@ -173,5 +175,6 @@ def rows(doc, cpu_ghz, tolerance=TOLERANCE):
         out.append({"id": rid, "kind": "fit", "scenario": rid, "metric": "pps",
                     "context": f"cpu{cpu}", "rate": "", "value": str(max(res["pps"].values())),
                     "util": str(util), "unit": "pps", "tolerance": str(tolerance),
-                    "config": cfg, "cpu_ghz": cpu_ghz, "fixed": fixed, "point": p})
+                    "config": cfg, "cpu_ghz": cpu_ghz, "testbed": MEASURED_BED,
+                    "fixed": fixed, "point": p})
     return out, skipped

@@ -30,6 +30,7 @@ import pandas as pd
 from . import calibrate, costs, ops, published
 from .config import RunConfig
 from .measured import (
+    MEASURED_BED,
     TESTBED,
     TOLERANCE,
     _cpu_ghz,
@@ -51,10 +52,12 @@ def fit(path, cpu_ghz=None, tolerance=TOLERANCE, verbose=False):
     if not fit_rows:
         raise ValueError(f"{path}: no measured point has an emulated counterpart")
 
-    # this machine's profile: its own microbenchmarks are its priors (costs.read_priors)
-    par = calibrate.Parameters(costs.read_priors(here=True))
-    call, byte, priors, _ = calibrate.fit(fit_rows, verbose=verbose, par=par)
-    res = calibrate.residuals(fit_rows, call, byte, priors)
+    # this machine's profile: its own microbenchmarks are its priors (costs.read_priors),
+    # its clock the measured one (not the shared fit's effective clock of this-vm)
+    stated = {MEASURED_BED: {"cpu_ghz": ghz, "cpu_stated": True}}
+    par = calibrate.Parameters(costs.read_priors(here=True), beds=stated)
+    call, byte, priors, clocks = calibrate.fit(fit_rows, verbose=verbose, par=par)
+    res = calibrate.residuals(fit_rows, call, byte, priors, clocks)
     return {"source": str(path), "name": doc["name"], "cpu_ghz": ghz, "ghz_source": ghz_source,
             "call": call, "byte": byte, "priors": priors, "rows": fit_rows,
             "residuals": res, "skipped": skipped}

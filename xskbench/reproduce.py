@@ -36,12 +36,14 @@ class Runner:
     def __init__(self, rows):
         self.rows = {r["scenario"]: r for r in rows}
         self.cache = {}
+        self.clocks = calibrate.profile_clocks()
 
     def config(self, scenario, seed=None, overrides=()):
         row = self.rows.get(scenario, {})
-        if "config" in row:
+        if "config" in row:  # at its testbed's (fitted) clock
             d = {k: v for k, v in row["config"].items() if k != "testbed"}
-            d["testbed"] = {"profile": MEASURED_PROFILE, "cpu_ghz": float(row["cpu_ghz"])}
+            d["testbed"] = {"profile": MEASURED_PROFILE,
+                            "cpu_ghz": self.clocks[calibrate.testbed_of(row)]}
             cfg = RunConfig.from_dict(d)
         else:
             cfg = published.scenario_config(scenario)
@@ -54,9 +56,11 @@ class Runner:
         if key not in self.cache:
             cfg = self.config(scenario, seed, overrides)
             # a measured row: this machine's own costs of measured.MACHINE_OPS
-            fixed = self.rows.get(scenario, {}).get("fixed")
+            row = self.rows.get(scenario, {})
+            fixed = row.get("fixed")
+            ratio = cfg.testbed.cpu_ghz / float(row["cpu_ghz"]) if fixed else 1.0
             self.cache[key] = emulate(
-                cfg, measured.with_machine_ops(costs.for_config(cfg), fixed),
+                cfg, measured.with_machine_ops(costs.for_config(cfg), fixed, ratio),
                 cfg.testbed.cpu_ghz * 1e9) if fixed else run(cfg)
         return self.cache[key]
 

@@ -131,8 +131,12 @@ def vq_add(m, o, token, nsg, length, write, t):
 
 @njit(cache=True)
 def vq_head_len(m, o, head):
-    """The payload length the device reads from a buffer (its last sg)."""
-    return m[_desc(m, o, head) + 1]
+    """The payload length the device reads from a buffer: its last sg (an indirect buffer's
+    head carries it; a chain is followed to its end: its head is the 12-byte vnet header)."""
+    d = _desc(m, o, head)
+    for _ in range(m[_head(m, o, head) + 1] - 1):
+        d = _desc(m, o, m[d + 3])
+    return m[d + 1]
 
 
 @njit(cache=True)
