@@ -27,6 +27,20 @@ def test_a_tie_is_one_parameter_across_ops(par):
     assert byte[ops.INDEX["memcpy"]] == pytest.approx(costs.read_priors()["memcpy"][1])
 
 
+def test_an_op_that_does_a_ties_work_and_more_never_costs_less(par):
+    """own=yes in data/op_ties.csv: the single-descriptor TX peek is the batched peek's
+    per-descriptor work plus its own, so no fit can price it below the batch."""
+    alone, batch = ops.INDEX["xsk_tx_peek_desc"], ops.INDEX["xsk_tx_peek_release_desc_batch"]
+    shared = set(np.flatnonzero(par.T[batch]))
+    assert len(shared) == 1 and shared < set(np.flatnonzero(par.T[alone]))
+    assert len(np.flatnonzero(par.T[alone])) == 2
+    call, _ = par.costs(par.start())  # its own prior on top: 8 + 32 = its prior of 40
+    assert call[alone] == pytest.approx(costs.read_priors()["xsk_tx_peek_desc"][0])
+    for name in published.testbeds():
+        prof = costs.load(name)
+        assert prof.call["xsk_tx_peek_desc"] >= prof.call["xsk_tx_peek_release_desc_batch"]
+
+
 def test_unstated_clocks_are_parameters_and_stated_ones_are_not(par):
     beds = published.testbeds()
     assert set(par.clocks) == {tb for tb, s in beds.items() if not s["cpu_stated"]}

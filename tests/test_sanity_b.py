@@ -67,10 +67,12 @@ def test_vhost_workers_sharing_a_host_core_switch_and_plateau():
     shared = _tun(**{"mq.queues": 4, "mq.host": "shared"})
     assert shared.pps["tx"] < 1.05 * one.pps["tx"]
     passes = _op(shared, "handle_rx", column="calls")  # ≤ 256 packets each (weight)
-    assert passes > 10 and _op(shared, "context_switch", column="calls") >= 0.8 * passes
-    # alone, its worker switches in only when woken from sleep
+    switched = _op(shared, "context_switch", column="calls") / passes
+    assert passes > 10 and switched >= 0.8
+    # alone, its worker switches in only when woken from sleep (how often it sleeps follows
+    # the rates, so the costs): fewer switches per pass than on the shared core
     alone = _op(one, "context_switch", "vhost", "calls") / _op(one, "handle_rx", "vhost", "calls")
-    assert alone < 0.5
+    assert alone < switched
 
 
 # --- tun ------------------------------------------------------------------------------------

@@ -17,8 +17,9 @@ MAX_ITER rounds, and the profile records how much the last round still moved.
 
 The calibration set: the fit rows of data/published.csv plus one row per measured point of
 data/measurements/*.json that has an emulated counterpart (xskbench/real_calibrate.py), each
-at the measured machine's clock, with that machine's own syscall entry (measured.MACHINE_OPS:
-a VM's, from its microbenchmark) as known cycles rather than the shared bare-metal parameter.
+on the testbed of the measured VM (``this-vm``: its effective clock is one fitted parameter),
+with that machine's own syscall entry and memcpy (measured.MACHINE_OPS, from its
+microbenchmarks) as known cycles rather than the shared bare-metal parameters.
 A measured point is a fit row only when its counterpart is the same device (the veth grids'
 is the emulated veth pair, ``veth.peer = "xdp_drop"``); a stand-in device's point is a
 ``compare`` row: shown beside the emulation, never fitted.
@@ -95,13 +96,15 @@ def testbed_of(row):
 # --- parameters: op costs with ties, and unstated clocks -----------------------------------
 
 def read_ties(path=TIES):
-    """[(tie, op, part, scale)] from data/op_ties.csv."""
+    """[(tie, op, part, scale, own)] from data/op_ties.csv (own: the op part keeps a parameter
+    of its own on top of the tie's)."""
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["tie"] and not r["tie"].startswith("#")]
     unknown = sorted({r["op"] for r in rows} - set(ops.NAMES))
     if unknown:
         raise ValueError(f"{path.name}: unknown ops {unknown}")
-    return [(r["tie"], r["op"], r["part"], float(r["scale"])) for r in rows]
+    return [(r["tie"], r["op"], r["part"], float(r["scale"]), (r.get("own") or "") == "yes")
+            for r in rows]
 
 
 class Parameters:
@@ -119,25 +122,31 @@ class Parameters:
             pr = priors[ops.NAMES[i % n]]
             return len(pr) > 3 and ("byte" if i >= n else "call") in pr[3]
 
-        for tie, op, part, scale in (read_ties() if ties is None else ties):
+        def own(i, value):  # an op part's own parameter (its prior: ``value``)
+            cols.setdefault(i, []).append((len(names), 1.0))
+            names.append(ops.NAMES[i % n] + (":byte" if i >= n else ""))
+            theta0.append(value)
+            measured.append(is_measured(i))
+
+        for tie, op, part, scale, plus_own in (read_ties() if ties is None else ties):
             i = ops.INDEX[op] + (n if part == "byte" else 0)
             if tie not in cols:  # the first op of a tie gives its prior
                 cols[tie] = len(names)
                 names.append(tie)
                 theta0.append(prior[i] / scale)
                 measured.append(is_measured(i))
-            cols[i] = (cols[tie], scale)
+            cols[i] = [(cols[tie], scale)]
+            if plus_own:  # the tie's work and more of its own: its cost stays ≥ the tie's
+                own(i, max(prior[i] - scale * theta0[cols[tie]], 0.0))
         for i in range(2 * n):
             if i not in cols and prior[i] > 0:
-                cols[i] = (len(names), 1.0)
-                names.append(ops.NAMES[i % n] + (":byte" if i >= n else ""))
-                theta0.append(prior[i])
-                measured.append(is_measured(i))
+                own(i, prior[i])
         self.measured = np.array(measured, dtype=bool)
         self.T = np.zeros((2 * n, len(names)))
-        for i, c in cols.items():
+        for i, parts in cols.items():
             if isinstance(i, int):
-                self.T[i, c[0]] = c[1]
+                for c, scale in parts:
+                    self.T[i, c] = scale
         self.names, self.theta0 = names, np.array(theta0)
         beds = testbeds() if beds is None else beds
         self.clocks = [tb for tb, spec in beds.items() if not spec.get("cpu_stated", True)]
