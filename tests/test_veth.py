@@ -82,20 +82,17 @@ def test_zerocopy_without_batch_between_copy_and_batch():
     copy = _scenario("veth-rfc-copy").pps["tx"]
     zc = _scenario("veth-rfc-zc").pps["tx"]
     batch = _scenario("veth-rfc-zc-batch").pps["tx"]
-    # (zc/batch was 0.46 before the measured veth rows joined the fit, 0.51 after: they pull
-    # the shared per-skb ops; "far below" is kept as at most 0.6)
-    assert 1.05 * copy < zc < 0.6 * batch
+    assert 1.05 * copy < zc < 0.5 * batch
 
 
 def test_csum_offload_off_costs_in_the_computing_context():
     on, off = _run("udp"), _run("udp", "veth.csum_offload=false")
-    # csum_and_copy_from_user over the 1300 B payload: ≥ 0.23 cycle/byte (fitted: ~0.28)
-    assert _per_pkt(off, "sys") > _per_pkt(on, "sys") + 300
+    assert _per_pkt(off, "sys") > _per_pkt(on, "sys") + 400    # csum_and_copy_from_user
     assert _per_pkt(off, "backlog") == pytest.approx(_per_pkt(on, "backlog"), rel=0.02)
     assert off.pps["tx"] < on.pps["tx"]
     on = _run("zerocopy", "veth.batch=true", "xsk.batch_size=32")
     off = _run("zerocopy", "veth.batch=true", "xsk.batch_size=32", "veth.csum_offload=false")
-    assert _per_pkt(off, "app") > _per_pkt(on, "app") + 300    # libxudp computes it
+    assert _per_pkt(off, "app") > _per_pkt(on, "app") + 400    # libxudp computes it
     assert _per_pkt(off, "napi_tx") == pytest.approx(_per_pkt(on, "napi_tx"), rel=0.1)
 
 
