@@ -114,21 +114,10 @@ def load(name):
     if doc.get("inputs_hash") != inputs_hash(doc):
         raise ValueError(f"cost profile {path.name} was edited by hand (its hash does not "
                          f"match); rerun `xskbench calibrate`")
-    have = dict(doc["ops"])
-    missing = [n for n in ops.NAMES if n not in have]
-    if missing:
-        # an op added after the profile was fitted runs at its prior until the next
-        # calibrate: the scenarios the profile was fitted to never call it
-        priors = read_priors()
-        unpriored = [n for n in missing if n not in priors]
-        if unpriored:
-            raise ValueError(f"cost profile {path.name} lacks ops {unpriored} (no prior "
-                             "either); rerun calibrate")
-        for n in missing:
-            call, byte, source, _ = priors[n]
-            have[n] = {"call": call, "byte": byte,
-                       "source": f"prior, not fitted yet (rerun calibrate): {source}"}
+    missing = [n for n in ops.NAMES if n not in doc["ops"]]
+    if missing:  # fitted before these ops existed: its scenarios' counts are stale too
+        raise ValueError(f"cost profile {path.name} lacks ops {missing}; rerun calibrate")
     return Profile(name, float(doc["cpu_ghz"]),
-                   {k: v["call"] for k, v in have.items()},
-                   {k: v["byte"] for k, v in have.items()},
-                   {k: v["source"] for k, v in have.items()}, doc)
+                   {k: v["call"] for k, v in doc["ops"].items()},
+                   {k: v["byte"] for k, v in doc["ops"].items()},
+                   {k: v["source"] for k, v in doc["ops"].items()}, doc)
