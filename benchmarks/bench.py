@@ -9,7 +9,8 @@ Each case runs ``--duration`` emulated seconds ``--repeat`` times in this proces
 first run has compiled (or loaded) the kernels; the best run counts. Reported per case: the
 emulated packet rate, emulated packets per CPU-second of this process (every packet the run
 moved, received + transmitted, warm-up included, as the CPU time is) and the real-time factor
-(emulated seconds per CPU-second: >= 1 means faster than the machine it emulates). Process
+(emulated seconds per CPU-second: >= 1 means faster than the machine it emulates), and
+the engine's quanta per packet moved and CPU nanoseconds per quantum. Process
 CPU time, not wall time: the machine may be shared, and CPU time is what other jobs distort
 least.
 Start-up is measured in fresh subprocesses: one using this process's numba cache (warm: it
@@ -79,10 +80,28 @@ def throughput(device, mode, kind, duration, repeat):
     wall, cpu = min(walls), min(cpus)
     moved = res.totals["rx_packets"] + res.totals["tx_packets"]  # the same every run
     pps = res.pps["tx" if kind == "txonly" else "rx"]
+    n = quanta(cfg)
     return {"device": device, "mode": mode, "kind": kind, "emulated_s": duration,
             "emulated_pps": pps, "packets": moved, "wall_s": wall, "cpu_s": cpu,
             "packets_per_wall_s": moved / wall, "packets_per_cpu_s": moved / cpu,
-            "real_time_factor": duration / cpu}
+            "real_time_factor": duration / cpu, "quanta": n, "quanta_per_packet": n / moved,
+            "ns_per_quantum": cpu / n * 1e9}
+
+
+def quanta(cfg):
+    """How many quanta the engine ran for ``cfg`` (every queue's; the round-robin sequence
+    counts them): the emulator's events, each a pick, a quantum and its books."""
+    from xskbench import costs, queues
+    from xskbench.devices import get
+    from xskbench.kernels.layout import H_SEQ
+
+    simulate, run_speed = sys.modules["xskbench.run"].simulate, \
+        sys.modules["xskbench.run"].run_speed
+    prof = costs.for_config(cfg)
+    cc, cb = prof.arrays(run_speed(cfg))
+    hz = (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9
+    machs = simulate(get(cfg.device), queues.queue_configs(cfg), hz, cc, cb)
+    return max(int(m.m[H_SEQ]) for m in machs)
 
 
 def startup(cache_dir=None):
@@ -124,12 +143,13 @@ def render(doc):
              f"{doc['duration_s']:g} s emulated per run, best of {doc['repeat']}, process CPU time",
              "",
              f"{'case':29}{'emulated pps':>13}{'packets':>10}{'cpu s':>8}"
-             f"{'pkts/cpu-s':>12}{'real-time x':>13}"]
+             f"{'pkts/cpu-s':>12}{'real-time x':>13}{'quanta/pkt':>12}{'ns/quantum':>12}"]
     for c in doc["cases"]:
         name = f"{c['device']} {c['mode']} {c['kind']}"
         lines.append(f"{name:29}{m(c['emulated_pps']):>13}{m(c['packets']):>10}"
                      f"{c['cpu_s']:>8.3f}{m(c['packets_per_cpu_s']):>12}"
-                     f"{c['real_time_factor']:>13.2f}")
+                     f"{c['real_time_factor']:>13.2f}{c['quanta_per_packet']:>12.3f}"
+                     f"{c['ns_per_quantum']:>12.0f}")
     slow = [c for c in doc["cases"] if c["real_time_factor"] < doc["target_real_time_factor"]]
     lines += [f"{len(doc['cases']) - len(slow)} of {len(doc['cases'])} cases at or above real "
               f"time (load average {doc['load_average']:.1f} during the runs)", "",

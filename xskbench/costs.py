@@ -91,9 +91,22 @@ def inputs_hash(doc):
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
+_PARSED = {}  # path -> ((mtime_ns, size), parsed): a widget change reruns without re-parsing
+
+
+def _parsed(path, parse):
+    """``parse(text)`` of ``path``, kept while the file is unchanged (calibrate rewrites it)."""
+    st = path.stat()
+    key = (st.st_mtime_ns, st.st_size)
+    hit = _PARSED.get(path)
+    if hit is None or hit[0] != key:
+        hit = _PARSED[path] = (key, parse(path.read_text()))
+    return hit[1]
+
+
 def reference_testbed(device):
     """The testbed a device's runs use when the config names none (data/testbeds.yaml)."""
-    beds = yaml.safe_load((DATA_DIR / "testbeds.yaml").read_text())
+    beds = _parsed(DATA_DIR / "testbeds.yaml", yaml.safe_load)
     for name, spec in beds.items():
         if device in spec.get("reference_for", ()):
             return name
@@ -110,7 +123,10 @@ def load(name):
     if not path.exists():
         have = ", ".join(sorted(p.stem for p in COSTS_DIR.glob("*.json"))) or "none"
         raise ValueError(f"testbed.profile={name!r}: no cost profile {path.name}; have: {have}")
-    doc = json.loads(path.read_text())
+    return _parsed(path, lambda text: _profile(name, path, json.loads(text)))
+
+
+def _profile(name, path, doc):
     if doc.get("inputs_hash") != inputs_hash(doc):
         raise ValueError(f"cost profile {path.name} was edited by hand (its hash does not "
                          f"match); rerun `xskbench calibrate`")

@@ -70,6 +70,7 @@ from .xsk_ring import (
     cons_cancel,
     cons_peek,
     cons_release,
+    free_at,
     geometry,
     needs_wakeup,
     next_stamp,
@@ -360,10 +361,24 @@ def app_next_change(m):
     poll (from the quantum's end it would look past, and a replay would skip that poll)."""
     t0 = m[H_NOW]
     t = min(next_stamp(m, m[H_FQ], True, t0), next_stamp(m, m[H_CQ], False, t0))
-    t = min(t, min(next_stamp(m, m[H_RX], False, t0), next_stamp(m, m[H_TX], True, t0)))
+    t = min(t, min(next_stamp(m, m[H_RX], False, t0), _tx_room_at(m, t0)))
     if m[H_GAP] > 0 and m[H_WORKLOAD] == WL_TXONLY:
         t = min(t, offered_time(m, m[H_START_T] + m[H_SENT_SEQ] * m[H_GAP]))
     return t
+
+
+@njit(cache=True)
+def _tx_room_at(m, t0):
+    """When TX room the application can use appears: tx_only reserves its whole batch or
+    nothing, so a full ring changes nothing for it until the batch fits (a replayed idle spin
+    then skips the polls that saw some slots free but not enough); any slot otherwise."""
+    tx = m[H_TX]
+    if m[H_WORKLOAD] != WL_TXONLY:
+        return next_stamp(m, tx, True, t0)
+    nd = _tx_budget(m) * m[H_NSEG]
+    if nd == 0:  # no frames or not due: TX room changes nothing (the CQ and the rate do)
+        return INF
+    return free_at(m, tx, nd)
 
 
 @njit(cache=True)

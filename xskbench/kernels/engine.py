@@ -171,9 +171,8 @@ def finish(m, c):
         for lab in range(m[H_NLABEL]):  # per label: a syscall's share stays the syscall's
             m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
-    else:  # it moved something: every parked spinner may find work now, and this context's
-        # next idle quantum starts a new stretch (it must repeat itself before a replay)
-        cx_set(m, c, CX_SIG, 0)
+    else:  # it moved something: every parked spinner may find work now (this context's
+        # last idle signature stays: an idle quantum just like it is steady at once)
         for o in range(m[H_NCTX]):
             cx_set(m, o, CX_PARK, 0)
     if cx(m, c, CX_KLABEL) < 0:
@@ -364,8 +363,10 @@ def spin_until(m, cc, cb, until):
     the end of warm-up, so the steady window's books start where quantum by quantum would.
 
     Only a *steady* idle quantum is replayed: one whose log is the same as the context's
-    previous quantum's (the first empty poll after work may still differ, e.g. charging a
-    ring refresh made before it). Returns whether the quantum is steady."""
+    previous idle quantum's, in this idle stretch or an earlier one (the first empty poll
+    after work may still differ, e.g. charging a ring refresh made before it; one that
+    charges exactly what a steady one did is steady: a busy-waiting sender between two
+    batches replays from its first empty poll). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
     if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY]:

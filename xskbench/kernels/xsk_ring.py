@@ -75,11 +75,25 @@ def ring_write(m, o, idx, addr, length):
 
 @njit(cache=True)
 def _visible(m, o, shared, known, tfield, now):
-    """The other side's word as seen at ``now``: walk back over entries stamped later."""
+    """The other side's word as seen at ``now``: short of the entries stamped later."""
     w = m[o + shared]
-    while w != known and m[_slot(m, o, (w - 1) & M32, tfield)] > now:
-        w = (w - 1) & M32
-    return w
+    if w == known or m[_slot(m, o, (w - 1) & M32, tfield)] <= now:
+        return w  # all of it (the usual case)
+    return (known + _first_after(m, o, known, (w - known) & M32, tfield, now)) & M32
+
+
+@njit(cache=True, inline="always")
+def _first_after(m, o, lo, n, field, now):
+    """The first k in [0, n) whose entry ``lo + k`` is stamped after ``now`` (n if none).
+    Stamps grow along the ring, so a binary search finds it."""
+    a, b = 0, n
+    while a < b:
+        mid = (a + b) // 2
+        if m[_slot(m, o, (lo + mid) & M32, field)] > now:
+            b = mid
+        else:
+            a = mid + 1
+    return a
 
 
 # --- producer side ------------------------------------------------------------------------
@@ -185,20 +199,27 @@ def needs_wakeup(m, o):
 def next_stamp(m, o, producer, now):
     """For one side (the producer's or the consumer's): when the next move the other side
     already made becomes visible after ``now`` — the first stamp later than ``now`` among the
-    entries published (or slots released) that this side has not seen; 2**62 if none.
-    Stamps grow along the ring, so a binary search finds it."""
+    entries published (or slots released) that this side has not seen; 2**62 if none."""
     if producer:
         lo, hi, field = m[o + R_PCCONS], m[o + R_CONS], 3
     else:
         lo, hi, field = m[o + R_CCPROD], m[o + R_PROD], 2
     n = (hi - lo) & M32
-    a, b = 0, n  # first k in [0, n) whose stamp is > now
-    while a < b:
-        mid = (a + b) // 2
-        if m[_slot(m, o, (lo + mid) & M32, field)] > now:
-            b = mid
-        else:
-            a = mid + 1
+    a = _first_after(m, o, lo, n, field, now)
     if a == n:
         return 2**62
     return m[_slot(m, o, (lo + a) & M32, field)]
+
+
+@njit(cache=True)
+def free_at(m, o, nd):
+    """For the producer: when ``nd`` slots are free, counting only what the consumer has
+    released already (the stamp of the release that frees the ``nd``-th slot); 2**62 if the
+    consumer has not released that far. A producer reserving all or nothing (xsk_ring_prod__
+    reserve) sees nothing new before then: fewer free slots are as good as none."""
+    need = nd - (m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32))
+    if need <= 0:
+        return 0
+    if need > ((m[o + R_CONS] - m[o + R_PCCONS]) & M32):
+        return 2**62
+    return m[_slot(m, o, (m[o + R_PCCONS] + need - 1) & M32, 3)]
