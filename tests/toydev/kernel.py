@@ -1,7 +1,5 @@
 """The toy loopback NIC (tests only): NAPI peeks the xsk TX ring and completes what it took
 at once; the app kicks NAPI through sendto (ndo_xsk_wakeup) or busy-polls it."""
-from numba import njit
-
 from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
@@ -20,6 +18,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at
+from xskbench.kernels.jit import njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_SCHED,

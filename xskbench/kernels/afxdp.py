@@ -7,12 +7,11 @@ call these functions and do their own transmit and receive.
 """
 import math
 
-from numba import njit
-
 from .. import ops as op
 from .. import stats as st
 from .engine import charge, count, cx, now, wake
 from .faults import fill_held, fill_stopped, offered_clock, offered_time
+from .jit import njit
 from .layout import (
     CX_SCHED,
     H_APPSTK,

@@ -11,11 +11,11 @@ Ops are charged to the running context's label: counts, bytes and cycles accumul
 arena; ``snapshot`` at the end of warm-up lets results cover the steady window only.
 """
 import numpy as np
-from numba import njit
 
 from .. import ops
 from ..stats import INTERRUPTS, KSOFTIRQD_HANDOFFS
-from .faults import sample_delivered, stall_end
+from .faults import sample_delivered, stall_end, stall_next
+from .jit import njit
 from .layout import (
     CX_A,
     CX_CPU,
@@ -136,6 +136,12 @@ def begin(m, c):
     t = stall_end(m, c, max(cx(m, c, CX_READY), m[m[H_CLK] + cpu]))
     if m[H_SNAP_DONE] == 0 and t >= m[H_WARM]:
         snapshot(m)
+    _open(m, c, t)
+
+
+@njit(cache=True)
+def _open(m, c, t):
+    """The books of a quantum of ``c`` starting at ``t`` (its charges, log and progress)."""
     m[H_NOW] = t
     m[H_QACC] = 0
     m[H_QLOG_N] = 0
@@ -152,13 +158,36 @@ def begin(m, c):
 
 
 @njit(cache=True)
-def finish(m, c):
-    """End the quantum: advance the CPU clock and handle softirq → ksoftirqd hand-off.
+def fold(m, c, hzn):
+    """When ``c`` would run again before any other context could (its next start is before
+    ``horizon``), its next quantum is folded into this one: the books of a quantum end and
+    begin as ``finish`` and ``begin`` would keep them, without the CPU clock (no one reads
+    it meanwhile), the pick, the sample and the sharing. Exact: the same quanta in the same
+    order, fewer trips through the scheduler (a host PMD polling stamped descriptors one per
+    iteration). ``hzn`` is the horizon the last fold found (-1: none yet); it holds until a
+    quantum moves something (only progress wakes or unparks another context). Returns the
+    horizon, or -1 when the quantum must end here."""
+    if m[H_NO_REPLAY]:
+        return -1
+    t = max(cx(m, c, CX_READY), now(m))
+    if t >= INF or stall_end(m, c, t) != t or (m[H_SNAP_DONE] == 0 and t >= m[H_WARM]):
+        return -1
+    if m[H_TS_N] < m[H_TS_CAP] and now(m) >= m[H_TS_NEXT]:  # a sample is due at its end
+        return -1
+    progressed = m[H_PROGRESS] != m[H_QPROG0]
+    if hzn < 0 or progressed:  # progress unparks every spinner (_settle, below)
+        hzn = horizon(m, c, progressed)
+    if t >= hzn:
+        return -1
+    _settle(m, c, 0, now(m))
+    _open(m, c, t)
+    return hzn
 
-    A softirq that re-raises itself runs again at once, ahead of threads, until it has
-    restarted ``H_SOFT_LIMIT`` times in a row (MAX_SOFTIRQ_RESTART); then its work moves to
-    ksoftirqd, a thread scheduled fairly with the others on that CPU, until it goes idle.
-    """
+
+@njit(cache=True)
+def finish(m, c):
+    """End the quantum: advance the CPU clock, settle its books (idle or progress, softirq
+    restarts)."""
     cpu = cx(m, c, CX_CPU)
     end = m[H_NOW] + m[H_QACC]
     m[m[H_CLK] + cpu] = end
@@ -167,14 +196,31 @@ def finish(m, c):
     m[m[H_CPULAST] + cpu] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
     past_end = min(end - m[H_END], m[H_QACC]) if end > m[H_END] else 0
     m[m[H_OVER] + m[H_QLABEL]] += past_end  # the part past the end is outside the window
+    _settle(m, c, past_end, end)
+
+
+@njit(cache=True)
+def _unpark(m):
+    for o in range(m[H_NCTX]):
+        cx_set(m, o, CX_PARK, 0)
+
+
+@njit(cache=True)
+def _settle(m, c, past_end, end):
+    """A quantum ending at ``end``: an empty one's cycles are idle; one that moved something
+    unparks every spinner; softirq → ksoftirqd hand-off.
+
+    A softirq that re-raises itself runs again at once, ahead of threads, until it has
+    restarted ``H_SOFT_LIMIT`` times in a row (MAX_SOFTIRQ_RESTART); then its work moves to
+    ksoftirqd, a thread scheduled fairly with the others on that CPU, until it goes idle.
+    """
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
         for lab in range(m[H_NLABEL]):  # per label: a syscall's share stays the syscall's
             m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
     else:  # it moved something: every parked spinner may find work now (this context's
         # last idle signature stays: an idle quantum just like it is steady at once)
-        for o in range(m[H_NCTX]):
-            cx_set(m, o, CX_PARK, 0)
+        _unpark(m)
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
@@ -309,7 +355,7 @@ def sample(m):
 
 
 @njit(cache=True)
-def horizon(m, c):
+def horizon(m, c, unparked=False):
     """The earliest time any context other than ``c`` can next run: until then nothing
     ``c`` could observe changes, except ring entries already stamped in its future. Other
     queues' contexts (``H_EXT_HZN``) count too: they may need this CPU.
@@ -319,7 +365,8 @@ def horizon(m, c):
     something, its polls change nothing (any progress unparks every context, ``finish``).
     So two spinners waiting on each other (a host PMD and a guest application) both replay
     up to the first change either could see, instead of one poll of the other at a time.
-    On the same CPU it counts from its next start: it takes turns on that CPU."""
+    On the same CPU it counts from its next start: it takes turns on that CPU. ``unparked``:
+    as if every spinner were unparked (the quantum moved something)."""
     t = min(m[H_END], m[H_EXT_HZN])
     clk = m[H_CLK]
     cpu = cx(m, c, CX_CPU)
@@ -328,7 +375,7 @@ def horizon(m, c):
         if o != c and r < INF:
             o_cpu = cx(m, o, CX_CPU)
             s = max(r, m[clk + o_cpu])
-            if o_cpu != cpu:
+            if o_cpu != cpu and not unparked:
                 s = max(s, cx(m, o, CX_PARK))
             t = min(t, s)
     return t
@@ -378,6 +425,7 @@ def spin_until(m, cc, cb, until):
         return False
     if m[H_SNAP_DONE] == 0:
         until = min(until, m[H_WARM])
+    until = min(until, stall_next(m, c, m[H_NOW]))  # descheduled then: no polls to replay
     # replayed quanta end before ``until``: a read at a quantum's last instant sees an entry
     # stamped at that instant (stamps are visible from their time on), so one ending at
     # ``until`` could already find work

@@ -7,9 +7,9 @@ everything at 0 each helper returns its input unchanged and draws no random numb
 without faults are bit-identical to runs of a build without this module.
 """
 import numpy as np
-from numba import njit
 
 from .. import stats as st
+from .jit import njit
 from .layout import (
     CX_N,
     CX_STALL,
@@ -50,6 +50,17 @@ def stall_end(m, c, t):
     base = m[H_CTX] + c * CX_N
     e = window_end(t, m[base + CX_STALL], m[base + CX_STALL_PER])
     return e if e else t
+
+
+@njit(cache=True)
+def stall_next(m, c, t):
+    """The start of context ``c``'s first stall window after ``t`` (INF: none): an idle
+    spin replayed past it would poll while the context is descheduled."""
+    base = m[H_CTX] + c * CX_N
+    dur, per = m[base + CX_STALL], m[base + CX_STALL_PER]
+    if dur <= 0:
+        return INF
+    return (t // per + 1) * per
 
 
 @njit(cache=True)

@@ -1,9 +1,8 @@
 """The last-level cache the queues share (testbed.llc_mb; queues.llc_miss_ppm gives each
 queue's miss share): packet bytes the CPU copies beyond a queue's part come from memory."""
-from numba import njit
-
 from .. import ops as op
 from .engine import charge
+from .jit import njit
 
 
 @njit(cache=True)

@@ -16,13 +16,12 @@ under the device file's name, ``run_chunk`` is cached beside the device's other 
 """
 import sys
 
-from numba import njit
-
-from .engine import begin, finish, sample
+from .engine import begin, finish, fold, sample
+from .jit import njit
 from .layout import H_END, H_NOW
 from .multiq import pick, share
 
-__all__ = ["begin", "define", "finish", "njit", "pick", "progress", "sample", "share"]
+__all__ = ["begin", "define", "finish", "fold", "njit", "pick", "progress", "sample", "share"]
 
 SOURCE = '''
 @_loop.njit(cache=True)
@@ -35,6 +34,10 @@ def run_chunk(M, OFF, cc, cb, events):
         m = M[OFF[q]:OFF[q + 1]]
         _loop.begin(m, c)
         quantum(m, cc, cb, c)
+        hzn = _loop.fold(m, c, -1)
+        while hzn >= 0:  # it runs again before anyone else could: no trip to the scheduler
+            quantum(m, cc, cb, c)
+            hzn = _loop.fold(m, c, hzn)
         _loop.finish(m, c)
         _loop.sample(m)
         _loop.share(M, OFF, q, c)

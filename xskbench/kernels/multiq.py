@@ -8,9 +8,8 @@ robin), and a host core that several queues' backends are pinned to serves them 
 PMD or vhost worker polling all its queues does. With one queue this is the single-arena
 engine, step for step.
 """
-from numba import njit
-
 from .engine import candidate, earlier, snapshot
+from .jit import njit
 from .layout import (
     CX_CPU,
     CX_N,

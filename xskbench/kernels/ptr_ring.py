@@ -11,7 +11,7 @@ occupied, so a ring of ``size`` can refuse a produce while holding fewer than ``
 Pointers are stored as ``value + 1`` so that 0 is NULL; a slot also holds a length and the
 virtual time it was produced (a consumer at ``now`` does not see later entries).
 """
-from numba import njit
+from .jit import njit
 
 P_SIZE, P_PROD, P_CHEAD, P_CTAIL, P_BATCH, P_COUNT = range(6)
 P_HDR = 8

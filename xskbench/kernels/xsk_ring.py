@@ -9,8 +9,7 @@ Causality: every entry records the virtual time it was published (producer submi
 released (consumer release). A side refreshing at time ``now`` sees only what the other side
 had published by ``now``, so nothing is consumed before it exists.
 """
-from numba import njit
-
+from .jit import njit
 from .layout import M32
 
 (R_SIZE, R_MASK, R_PROD, R_CONS, R_PCPROD, R_PCCONS, R_CCPROD, R_CCCONS, R_FLAGS,

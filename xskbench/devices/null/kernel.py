@@ -11,8 +11,6 @@ the NIC misses it.
 One NAPI serves both directions (a combined channel, as i40e/ice/mlx5), so a busy-polling
 socket (xsk.busy_poll) polls all of the queue's work from its syscalls.
 """
-from numba import njit
-
 from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
@@ -30,6 +28,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
+from xskbench.kernels.jit import njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_READY,

@@ -50,8 +50,6 @@ Guest TX (handle_tx) is not modelled. Deviation from the v1 patch: vhost checks 
 a guest buffer before peeking a descriptor, so the "peeked but no guest buffer → stranded
 descriptor" bug pointed out in review does not happen here.
 """
-from numba import njit
-
 from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
@@ -70,6 +68,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
+from xskbench.kernels.jit import njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,

@@ -52,8 +52,6 @@ xdpsock-like (no libxudp work, frames prewritten).
 
 Packets inside the device are counted, not stored: all skbs of a run have the same length.
 """
-from numba import njit
-
 from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
@@ -68,6 +66,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import offered_clock, offered_time
+from xskbench.kernels.jit import njit
 from xskbench.kernels.layout import (
     DEV_BASE,
     H_CNT,

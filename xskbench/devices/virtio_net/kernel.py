@@ -10,8 +10,6 @@ l2fwd: the host loops guest TX back into guest RX (testpmd io forwarding on the 
 with ``tx_first`` bursts — an assumption; the seed does not say what the host ran).
 txonly: the host sinks guest TX. rxdrop: the host generates into every free guest RX buffer.
 """
-from numba import njit
-
 from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
@@ -28,6 +26,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at
+from xskbench.kernels.jit import njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,

@@ -13,7 +13,7 @@ the ops (kernel driver and DPDK PMD charge differently). Both sides see the othe
 ring index only as of the virtual time it was published (entries carry publish stamps).
 Indices are free running; ``vring_need_event`` works on their u16 values (EVENT_IDX).
 """
-from numba import njit
+from xskbench.kernels.jit import njit
 
 (
     Q_NUM, Q_NUM_FREE, Q_FREE_HEAD, Q_AVAIL_IDX, Q_LAST_USED, Q_USED_IDX, Q_LAST_AVAIL,
