@@ -167,8 +167,8 @@ def fold(m, c, hzn):
     iteration). ``hzn`` is the horizon the last fold found (-1: none yet); it holds until a
     quantum moves something (only progress wakes or unparks another context). Returns the
     horizon, or -1 when the quantum must end here."""
-    if m[H_NO_REPLAY]:
-        return -1
+    if m[H_NO_REPLAY] or m[H_QACC] <= 0:  # a quantum that took no time goes back to the
+        return -1  # scheduler: run.simulate's event budget then sees time standing still
     t = max(cx(m, c, CX_READY), now(m))
     if t >= INF or stall_end(m, c, t) != t or (m[H_SNAP_DONE] == 0 and t >= m[H_WARM]):
         return -1
