@@ -77,13 +77,22 @@ def test_binder_uses_the_binder_environment():
 
 
 def test_profiles_are_reproducible_from_the_repo_alone(tmp_path):
-    """Deleting data/costs/ and calibrating again writes the same profiles (same op costs,
-    same residuals), so `reproduce` gives the same verdicts."""
+    """Deleting data/costs/ and calibrating again writes the same profiles (the same op costs
+    to within the fit's own last step, the same residual verdicts), so `reproduce` gives the
+    same verdicts. Not bit for bit: the fit ends unsettled (its last round still moves a cost
+    by ~2.6 %), and the least-squares solver's rounding differs between processors (OpenBLAS
+    picks its kernels per CPU), so two machines stop at nearby points of the same fit: 1.9 %
+    apart at most on the 5 Dec VM, every verdict equal."""
     written = calibrate.calibrate(out_dir=tmp_path, verbose=False)
     assert {p.name for p in written} == {p.name for p in COSTS_DIR.glob("*.json")}
     for path in written:
         new = json.loads(path.read_text())
         old = json.loads((COSTS_DIR / path.name).read_text())
-        assert new["ops"] == old["ops"], path.name
+        assert new["ops"].keys() == old["ops"].keys(), path.name
+        for name, op in new["ops"].items():
+            was = old["ops"][name]
+            assert op["source"] == was["source"], name
+            for k in ("call", "byte"):
+                assert op[k] == pytest.approx(was[k], rel=0.03, abs=0.01), (path.name, name, k)
         assert new["inputs_hash"] == old["inputs_hash"], path.name
         assert [r["within"] for r in new["residuals"]] == [r["within"] for r in old["residuals"]]

@@ -104,6 +104,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     m[L.H_END] = round(w.duration_s * mc_per_s)
     m[L.H_WARM] = round(w.warmup_s * mc_per_s)
     m[L.H_NFRAMES], m[L.H_FRAME], m[L.H_HEADROOM] = x.umem_frames, x.frame_size, x.headroom
+    m[L.H_FRAME_SHIFT] = x.frame_size.bit_length() - 1  # a power of two (its choices)
     m[L.H_BATCH], m[L.H_NEEDWAKE] = x.batch_size, int(x.need_wakeup)
     m[L.H_TXFULL_DROP] = int(x.tx_full == "drop")
     m[L.H_BUSYPOLL], m[L.H_BUSYBUDGET] = int(x.busy_poll), x.busy_budget

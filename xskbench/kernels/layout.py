@@ -68,6 +68,8 @@ TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)
 # xsk.multi_buffer (XDP_USE_SG): descriptors per packet and the bytes each but the last
 # holds (the RX frame size, chunk - headroom - XDP_PACKET_HEADROOM); 1 without it
 H_NSEG, H_SEGLEN = _core.take(2)
+# log2 of H_FRAME (xsk.frame_size is 2048 or 4096, aligned mode): a frame's index is a shift
+(H_FRAME_SHIFT,) = _core.take(1)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 18  # words per context

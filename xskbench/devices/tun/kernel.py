@@ -79,7 +79,6 @@ from xskbench.kernels.layout import (
     H_CPULAST,
     H_CQ,
     H_FLEN,
-    H_FRAME,
     H_GAP,
     H_HEADROOM,
     H_OWN,
@@ -148,7 +147,7 @@ def _complete_dropped(m, cc, cb, k):
     charge(m, cc, cb, op.XSK_DESTRUCT_SKB, k, 0)
     i = m[cq + 2]  # R_PROD: oldest reserved, unpublished completion (in-order submit)
     for j in range(k):
-        f = ring_addr(m, cq, i + j) // m[H_FRAME]
+        f = afxdp.frame_of(m, ring_addr(m, cq, i + j))
         m[m[H_OWN] + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
     _publish(m, cc, cb)
@@ -288,8 +287,8 @@ def _peek_one(m, cc, cb):
     ln = ring_len(m, tx, idx)
     ck, cidx = prod_reserve(m, cq, 1, now(m))
     ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
-    m[m[H_OWN] + addr // m[H_FRAME]] = OWN_DEV
-    m[m[H_FLEN] + addr // m[H_FRAME]] = ln
+    m[m[H_OWN] + afxdp.frame_of(m, addr)] = OWN_DEV
+    m[m[H_FLEN] + afxdp.frame_of(m, addr)] = ln
     cons_release(m, tx, now(m))
     charge(m, cc, cb, op.XSK_TX_RELEASE, 1, 0)
     _publish(m, cc, cb)

@@ -72,7 +72,6 @@ from xskbench.kernels.layout import (
     H_CNT,
     H_CQ,
     H_FLEN,
-    H_FRAME,
     H_GAP,
     H_HEADROOM,
     H_OWN,
@@ -165,7 +164,7 @@ def _complete_dropped(m, cc, cb):
     charge(m, cc, cb, op.XSK_DESTRUCT_SKB, 1, 0)
     cq = m[H_CQ]
     addr = ring_addr(m, cq, m[cq + 2])  # R_PROD: the oldest reserved completion
-    m[m[H_OWN] + addr // m[H_FRAME]] = OWN_CQ
+    m[m[H_OWN] + afxdp.frame_of(m, addr)] = OWN_CQ
     prod_submit_n(m, cq, 1, now(m))
 
 
@@ -421,7 +420,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
         charge(m, cc, cb, op.XSK_TX_PEEK_DESC, 1, 0)
         addr = ring_addr(m, tx, idx)
         ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
-        m[m[H_OWN] + addr // m[H_FRAME]] = OWN_DEV
+        m[m[H_OWN] + afxdp.frame_of(m, addr)] = OWN_DEV
         sent += 1
         if m[D_BATCH]:
             agg += 1
@@ -429,7 +428,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
                 _emit_aggregate(m, cc, cb, agg)
                 agg = 0
         else:
-            ln = m[m[H_FLEN] + addr // m[H_FRAME]]
+            ln = m[m[H_FLEN] + afxdp.frame_of(m, addr)]
             charge(m, cc, cb, op.VETH_XSK_BUILD_SKB, 1, 0)
             charge(m, cc, cb, op.MEMCPY, 1, ln)
             llc_miss(m, cc, cb, m[D_LLC_PPM], ln)

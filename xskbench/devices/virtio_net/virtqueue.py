@@ -39,12 +39,12 @@ def _desc(m, o, i):
 
 @njit(cache=True, inline="always")
 def _avail(m, o, idx):
-    return o + QH + 4 * m[o + Q_NUM] + 2 * (idx % m[o + Q_NUM])
+    return o + QH + 4 * m[o + Q_NUM] + 2 * (idx & (m[o + Q_NUM] - 1))
 
 
 @njit(cache=True, inline="always")
 def _used(m, o, idx):
-    return o + QH + 6 * m[o + Q_NUM] + 3 * (idx % m[o + Q_NUM])
+    return o + QH + 6 * m[o + Q_NUM] + 3 * (idx & (m[o + Q_NUM] - 1))
 
 
 @njit(cache=True, inline="always")
