@@ -103,6 +103,13 @@ def fill_held(m):
     return f != 0 and m[f + F_FILL_LEN] > 0 and m[H_APPSTK_N] > 0
 
 
+@njit(cache=True, inline="always")
+def bursty(m):
+    """Whether burst windows are configured: without them the offered clock is real time."""
+    f = m[H_FAULT]
+    return f != 0 and m[f + F_BURST_X] != 0
+
+
 @njit(cache=True)
 def offered_clock(m, t):
     """The offered-traffic clock at real time ``t``: it runs ``burst_factor`` times faster

@@ -27,7 +27,7 @@ from xskbench.kernels.engine import (
     now,
     wake,
 )
-from xskbench.kernels.faults import notify_at, offered_clock, offered_time
+from xskbench.kernels.faults import bursty, notify_at, offered_clock, offered_time
 from xskbench.kernels.jit import njit
 from xskbench.kernels.layout import (
     CX_A,
@@ -99,18 +99,24 @@ def _rx_slot(m, i):
 def _rx_arrivals(m, t):
     """Every packet that arrived by ``t`` lands in the oldest free posted buffers (H_NSEG of
     them), if they were posted before it arrived; otherwise the NIC drops it (rx_missed)."""
-    gap, nseg = m[D_ARR_GAP], m[H_NSEG]
-    while m[H_NEXT_ARR] <= t and m[H_NEXT_ARR] < m[H_ARR_END]:
-        a = m[H_NEXT_ARR]
-        count(m, st.OFFERED, 1)
+    gap, nseg, end, bursts = m[D_ARR_GAP], m[H_NSEG], m[H_ARR_END], bursty(m)
+    a = m[H_NEXT_ARR]
+    offered = missed = 0  # counted once per call: the counters see the same totals
+    while a <= t and a < end:
+        offered += 1
         s = _rx_slot(m, m[D_RX_FILL] + nseg - 1)
         if m[D_RX_FILL] + nseg <= m[D_RX_POST] and m[s + 1] <= a:
             for i in range(nseg):
                 m[_rx_slot(m, m[D_RX_FILL] + i) + 2] = a
             m[D_RX_FILL] += nseg
         else:
-            count(m, st.RX_MISSED, 1)
-        m[H_NEXT_ARR] = offered_time(m, offered_clock(m, a) + gap)
+            missed += 1
+        a = offered_time(m, offered_clock(m, a) + gap) if bursts else a + gap
+    m[H_NEXT_ARR] = a
+    if offered:
+        count(m, st.OFFERED, offered)
+    if missed:
+        count(m, st.RX_MISSED, missed)
 
 
 @njit(cache=True)
