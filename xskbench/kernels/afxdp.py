@@ -5,7 +5,8 @@ Every UMEM frame has exactly one owner at every moment (``OWN_*``); each move be
 updates it, so the books can be checked at any time. Nothing here knows a device: drivers
 call these functions and do their own transmit and receive.
 """
-import math
+
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from .. import ops as op
 from .. import stats as st
@@ -164,10 +165,12 @@ def latency_add(m, dt):
     cyc = dt // 1000
     if cyc < 1:
         b = 0
-    else:  # bin = floor(4·log2(cyc)) + 1 from the float's exponent: no log per packet
-        frac, e = math.frexp(cyc)  # cyc = frac·2^e, frac in [0.5, 1)
-        x = 2.0 * frac
-        b = min(LAT_BINS - 1, 4 * (e - 1) + (x >= Q1) + (x >= Q2) + (x >= Q3) + 1)
+    else:  # bin = floor(4·log2(cyc)) + 1 from the bit length: no log (nor a call to
+        # numba's out-of-line frexp) per packet; cyc = x·2^(e-1) with x in [1, 2), and
+        # x >= Q ⇔ cyc >= Q·2^(e-1), exact in floats (scaling by a power of two)
+        e = 64 - leading_zeros(cyc)
+        p, c = float(1 << (e - 1)), float(cyc)
+        b = min(LAT_BINS - 1, 4 * (e - 1) + (c >= Q1 * p) + (c >= Q2 * p) + (c >= Q3 * p) + 1)
     m[m[H_LAT] + b] += 1
 
 
