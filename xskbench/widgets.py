@@ -403,7 +403,15 @@ export default () => ({
     if (!globalThis[KEY]) {
       const source = model.get("bundle");
       const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-      globalThis[KEY] = import(url).finally(() => URL.revokeObjectURL(url));
+      globalThis[KEY] = import(url).then((mod) => {
+        // After every update a figure view sends plotly's full data and layout back to
+        // the kernel (deep merges and diffs, then two comm messages that keep the kernel
+        // busy and JupyterLab's status churning): ~10 ms per figure per change, and
+        // nothing reads those defaults (the layout one never reaches Python anyway).
+        const view = mod.FigureView.prototype;
+        view._sendTraceDeltas = view._sendLayoutDelta = () => {};
+        return mod;
+      }).finally(() => URL.revokeObjectURL(url));
     }
     globalThis[KEY].then(() => { model.set("loaded", true); model.save_changes(); });
     // JupyterLab's theme: figures follow light/dark
