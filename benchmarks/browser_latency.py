@@ -8,8 +8,8 @@ two-cell notebook into a temporary folder, starts JupyterLab and headless Debian
 ``--changes`` times.  Each latency runs from the click (``performance.now()`` in the page)
 to the last DOM change of the CPU, profile and occupancy figures and the bottleneck line
 (a MutationObserver), once the kernel has reported the run done and the page has been quiet
-for 300 ms.  It includes the Explorer's debounce (DEBOUNCE_S), the run, the comm messages
-and plotly's redraw.  Target: median <= 150 ms.
+for 300 ms.  It includes the Explorer's scheduling (an idle kernel runs a change at once),
+the run, the comm messages and plotly's redraw.  Target: median <= 150 ms.
 
     .venv/bin/python benchmarks/browser_latency.py [--changes 20] [--device null virtio-net]
 """

@@ -52,8 +52,8 @@ _NUMERIC = (int, float)
 #: reliably (the container may not be in the page yet when it first draws).
 FIG_WIDTH = 560
 MIN_FIG_WIDTH, MAX_FIG_WIDTH = 400, 760
-#: Changes that arrive within this time of each other run once (the last one): a burst of
-#: keystrokes or slider steps does not queue a run each.
+#: Changes that arrive within this time of the end of a run (they queued up behind it) run
+#: once, the newest, this long after the last of them: a burst does not queue a run each.
 DEBOUNCE_S = 0.015
 TEMPLATES = {False: "plotly_white", True: "plotly_dark"}
 #: Devices whose kernels this process has already run (compiled or loaded from the cache).
@@ -403,7 +403,15 @@ export default () => ({
     if (!globalThis[KEY]) {
       const source = model.get("bundle");
       const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-      globalThis[KEY] = import(url).finally(() => URL.revokeObjectURL(url));
+      globalThis[KEY] = import(url).then((mod) => {
+        // After every update a figure view sends plotly's full data and layout back to
+        // the kernel: deep merges and diffs (~20 ms per change of three figures), then two
+        // comm messages per figure that keep the kernel busy and JupyterLab's status
+        // churning.  Nothing reads those defaults (the layout's never reaches Python).
+        const view = mod.FigureView.prototype;
+        view._sendTraceDeltas = view._sendLayoutDelta = () => {};
+        return mod;
+      }).finally(() => URL.revokeObjectURL(url));
     }
     globalThis[KEY].then(() => { model.set("loaded", true); model.save_changes(); });
     // JupyterLab's theme: figures follow light/dark
@@ -554,6 +562,7 @@ class Explorer:
         self._holding = False
         self._sweep_stale = False
         self._pending = 0  # the newest change: a scheduled run of an older one is dropped
+        self._ran_at = -math.inf  # perf_counter() at the end of the last scheduled run
         loader = bundle_loader()
         self.template = TEMPLATES[bool(loader.dark)]
         self.fig_width = figure_width(loader.width)
@@ -843,9 +852,12 @@ class Explorer:
     # --- running and drawing ------------------------------------------------------------
     def request(self) -> None:
         """A control changed: run the controls' config.  In a kernel (an event loop is
-        running) the run starts DEBOUNCE_S later, and only if no newer change came in
-        meanwhile - a burst of changes runs once, with the last values; elsewhere (tests,
-        scripts) it runs at once."""
+        running) the run is scheduled, and only the newest change's runs: changes made in
+        one go (one callback) run once.  The run starts at once when the kernel has been
+        idle for DEBOUNCE_S; right after a run (changes that queued up behind it) it starts
+        DEBOUNCE_S later, so a burst runs once, with the last values.  Elsewhere (tests,
+        scripts) it runs synchronously.  (The browser itself holds back a control's next
+        change until the kernel has handled the previous one.)"""
         self._pending += 1
         try:
             loop = asyncio.get_running_loop()
@@ -855,11 +867,15 @@ class Explorer:
             self.update()
             return
         self._show_state(self.controls["device"].value)
-        loop.call_later(self.debounce_s, self._run_if_newest, self._pending)
+        if time.perf_counter() - self._ran_at >= self.debounce_s:
+            loop.call_soon(self._run_if_newest, self._pending)
+        else:
+            loop.call_later(self.debounce_s, self._run_if_newest, self._pending)
 
     def _run_if_newest(self, generation: int) -> None:
         if generation == self._pending:
             self.update()
+            self._ran_at = time.perf_counter()
 
     def _show_state(self, device: str) -> None:
         text = ("compiling kernels (first use)…" if device not in _WARM else "running…")
