@@ -94,7 +94,7 @@ KICK_RX = 2  # recvfrom()/poll(): wake RX (fill ring needs refilling or busy pol
 # --- frames -----------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def frame_of(m, addr):
-    return addr >> m[H_FRAME_SHIFT]  # addr // frame size: a division costs ~40 cycles
+    return addr >> m[H_FRAME_SHIFT]  # addr // frame size, without a 64-bit division
 
 
 @njit(cache=True, inline="always")

@@ -200,12 +200,6 @@ def finish(m, c):
 
 
 @njit(cache=True)
-def _unpark(m):
-    for o in range(m[H_NCTX]):
-        cx_set(m, o, CX_PARK, 0)
-
-
-@njit(cache=True)
 def _settle(m, c, past_end, end):
     """A quantum ending at ``end``: an empty one's cycles are idle; one that moved something
     unparks every spinner; softirq → ksoftirqd hand-off.
@@ -220,7 +214,8 @@ def _settle(m, c, past_end, end):
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
     else:  # it moved something: every parked spinner may find work now (this context's
         # last idle signature stays: an idle quantum just like it is steady at once)
-        _unpark(m)
+        for o in range(m[H_NCTX]):
+            cx_set(m, o, CX_PARK, 0)
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
