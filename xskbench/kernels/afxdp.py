@@ -162,6 +162,11 @@ def latency_sample(m, t0):
 
 @njit(cache=True, inline="always")
 def latency_add(m, dt):
+    m[m[H_LAT] + latency_bin(dt)] += 1
+
+
+@njit(cache=True, inline="always")
+def latency_bin(dt):
     cyc = dt // 1000
     if cyc < 1:
         b = 0
@@ -171,7 +176,7 @@ def latency_add(m, dt):
         e = 64 - leading_zeros(cyc)
         p, c = float(1 << (e - 1)), float(cyc)
         b = min(LAT_BINS - 1, 4 * (e - 1) + (c >= Q1 * p) + (c >= Q2 * p) + (c >= Q3 * p) + 1)
-    m[m[H_LAT] + b] += 1
+    return b
 
 
 Q1, Q2, Q3 = 2 ** 0.25, 2 ** 0.5, 2 ** 0.75  # quarter-octave thresholds
@@ -210,11 +215,15 @@ def app_complete_tx(m, cc, cb):
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
     ab, _, mask = geometry(m, cq)
     fts, owner, stk, n0, t = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], now(m)
+    t0, b = -1, 0  # a batch's frames share the time they were written: one bin for them
     for i in range(k):
         addr = m[ab + ((idx + i) & mask)]
         f = frame_of(m, addr)
-        if ends_packet(m, idx + i):
-            latency_add(m, t - m[fts + f])  # descriptor written → completion reaped
+        if ends_packet(m, idx + i):  # descriptor written → completion reaped
+            if m[fts + f] != t0:
+                t0 = m[fts + f]
+                b = latency_bin(t - t0)
+            m[m[H_LAT] + b] += 1
         m[stk + n0 + i] = addr
         m[owner + f] = OWN_APP
     m[H_APPSTK_N] = n0 + k

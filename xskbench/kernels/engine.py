@@ -45,6 +45,8 @@ from .layout import (
     H_CTX,
     H_END,
     H_EXT_HZN,
+    H_HZN_FREE,
+    H_HZN_WOKEN,
     H_IDLE,
     H_JITTER_PPM,
     H_LAT,
@@ -58,6 +60,7 @@ from .layout import (
     H_OPB,
     H_OPS,
     H_OVER,
+    H_PARKED,
     H_PROGRESS,
     H_QACC,
     H_QBUSY0,
@@ -65,6 +68,7 @@ from .layout import (
     H_QLABEL,
     H_QLOG,
     H_QLOG_N,
+    H_QMULTI,
     H_QPROG0,
     H_SEED,
     H_SEQ,
@@ -78,6 +82,7 @@ from .layout import (
     H_TS_NRINGS,
     H_TS_RINGS,
     H_WARM,
+    H_WOKEN,
     INF,
     LAT_BINS,
     PRIO_SOFTIRQ,
@@ -146,8 +151,7 @@ def _open(m, c, t):
     m[H_QACC] = 0
     m[H_QLOG_N] = 0
     m[H_QPROG0] = m[H_PROGRESS]
-    for lab in range(m[H_NLABEL]):
-        m[m[H_QBUSY0] + lab] = m[m[H_BUSY] + lab]
+    m[H_QMULTI] = 0  # its own label's books only, until switch_label
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
     m[H_QLABEL] = label
@@ -175,8 +179,12 @@ def fold(m, c, hzn):
     if m[H_TS_N] < m[H_TS_CAP] and now(m) >= m[H_TS_NEXT]:  # a sample is due at its end
         return -1
     progressed = m[H_PROGRESS] != m[H_QPROG0]
-    if hzn < 0 or progressed:  # progress unparks every spinner (_settle, below)
+    # progress unparks every spinner (_settle, below), and may have woken a context: the
+    # horizon moves only then (other CPUs' clocks stand still while ``c`` folds)
+    if hzn < 0 or (progressed and (not m[H_HZN_FREE] or m[H_WOKEN] != m[H_HZN_WOKEN])):
         hzn = horizon(m, c, progressed)
+        m[H_HZN_FREE] = progressed
+        m[H_HZN_WOKEN] = m[H_WOKEN]
     if t >= hzn:
         return -1
     _settle(m, c, 0, now(m))
@@ -209,11 +217,15 @@ def _settle(m, c, past_end, end):
     ksoftirqd, a thread scheduled fairly with the others on that CPU, until it goes idle.
     """
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
-        for lab in range(m[H_NLABEL]):  # per label: a syscall's share stays the syscall's
-            m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
+        if m[H_QMULTI]:  # per label: a syscall's share stays the syscall's
+            for lab in range(m[H_NLABEL]):
+                m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
+        else:
+            m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
-    else:  # it moved something: every parked spinner may find work now (this context's
-        # last idle signature stays: an idle quantum just like it is steady at once)
+    elif m[H_PARKED]:  # it moved something: every parked spinner may find work now (this
+        # context's last idle signature stays: an idle quantum just like it is steady at once)
+        m[H_PARKED] = 0
         for o in range(m[H_NCTX]):
             cx_set(m, o, CX_PARK, 0)
     if cx(m, c, CX_KLABEL) < 0:
@@ -229,6 +241,20 @@ def _settle(m, c, past_end, end):
         cx_set(m, c, CX_RESTARTS, 0)
         cx_set(m, c, CX_KSOFT, 0)
         cx_set(m, c, CX_PRIO, PRIO_SOFTIRQ)
+
+
+@njit(cache=True)
+def switch_label(m, label):
+    """Charge the rest of the quantum to ``label`` (a syscall's share of an application's
+    loop). The first switch in a quantum snapshots every label's busy cycles as they were when
+    it began (until then only its own label was charged, by ``H_QACC``): its idle books are
+    then kept per label (``_settle``)."""
+    if not m[H_QMULTI]:
+        m[H_QMULTI] = 1
+        for lab in range(m[H_NLABEL]):
+            m[m[H_QBUSY0] + lab] = m[m[H_BUSY] + lab]
+        m[m[H_QBUSY0] + m[H_QLABEL]] -= m[H_QACC]
+    m[H_QLABEL] = label
 
 
 @njit(cache=True)
@@ -279,6 +305,7 @@ def wake(m, c, t):
         cx_set(m, c, CX_READY, t)
         if c != m[H_QCTX]:
             m[H_PROGRESS] += 1
+            m[H_WOKEN] += 1
 
 
 @njit(cache=True)
@@ -302,6 +329,8 @@ def napi_complete(m, c):
     """napi_complete_done: go idle, unless a schedule was missed meanwhile (poll again)."""
     if cx(m, c, CX_MISSED):
         cx_set(m, c, CX_MISSED, 0)
+        if c != m[H_QCTX]:
+            m[H_WOKEN] += 1
         cx_set(m, c, CX_READY, now(m))
         return False
     cx_set(m, c, CX_SCHED, 0)
@@ -386,6 +415,7 @@ def idle_spin(m, cc, cb, c, seen):
     if spin_until(m, cc, cb, min(horizon(m, c), seen)):
         # its poll that could first see ``seen`` starts up to one quantum before it
         cx_set(m, c, CX_PARK, max(seen - q, 1))
+        m[H_PARKED] = 1
 
 
 @njit(cache=True)
@@ -428,6 +458,9 @@ def spin_until(m, cc, cb, until):
     if reps <= 0:
         return True
     label = m[H_QLABEL]
+    for i in range(k):
+        if m[m[H_QLOG] + 4 * i + 3] != label:  # the replay charges another label too
+            switch_label(m, label)
     for i in range(k):
         base = m[H_QLOG] + 4 * i
         code, n, nbytes = m[base], m[base + 1] * reps, m[base + 2] * reps

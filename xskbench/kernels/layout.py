@@ -70,6 +70,14 @@ TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)
 H_NSEG, H_SEGLEN = _core.take(2)
 # log2 of H_FRAME (xsk.frame_size is 2048 or 4096, aligned mode): a frame's index is a shift
 (H_FRAME_SHIFT,) = _core.take(1)
+# the quantum's cycles went to more than its own label (engine.switch_label): only then
+# are every label's busy counters snapshot (H_QBUSY0) for its idle books
+(H_QMULTI,) = _core.take(1)
+# a context may be parked (engine.idle_spin): progress then unparks every context
+(H_PARKED,) = _core.take(1)
+# engine.fold's horizon: wake-ups of other contexts so far, and the count and whether every
+# spinner was unparked when the horizon was last computed (it holds until either changes)
+H_WOKEN, H_HZN_WOKEN, H_HZN_FREE = _core.take(3)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 18  # words per context

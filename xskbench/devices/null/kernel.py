@@ -25,6 +25,7 @@ from xskbench.kernels.engine import (
     napi_enter,
     napi_schedule,
     now,
+    switch_label,
     wake,
 )
 from xskbench.kernels.faults import bursty, notify_at, offered_clock, offered_time
@@ -327,7 +328,7 @@ def app_quantum(m, cc, cb):
     kick = afxdp.app_iteration(m, cc, cb)
     if kick:
         label = m[H_QLABEL]
-        m[H_QLABEL] = m[D_L_SYS]
+        switch_label(m, m[D_L_SYS])
         if kick & afxdp.KICK_TX:
             _sendto(m, cc, cb)
         if kick & afxdp.KICK_RX:
@@ -335,7 +336,7 @@ def app_quantum(m, cc, cb):
             count(m, st.POLL_CALLS, 1)
             if not _busy_poll(m, cc, cb) and m[H_ZC] and afxdp.recvfrom_wakes(m):
                 _kick_napi(m, cc, cb)
-        m[H_QLABEL] = label
+        switch_label(m, label)
     if m[H_PROGRESS] == progress:
         idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
     wake(m, APP, now(m))  # xdpsock spins

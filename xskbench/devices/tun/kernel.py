@@ -65,6 +65,7 @@ from xskbench.kernels.engine import (
     napi_schedule,
     now,
     spin_until,
+    switch_label,
     wake,
 )
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
@@ -256,13 +257,13 @@ def app_quantum(m, cc, cb):
         kick &= ~afxdp.KICK_TX  # OVS kicks after a batch it sent, not on every poll
     if kick:
         label = m[H_QLABEL]
-        m[H_QLABEL] = m[D_L_SYS]
+        switch_label(m, m[D_L_SYS])
         if kick & afxdp.KICK_TX:
             _sendto(m, cc, cb)
         if kick & afxdp.KICK_RX:
             charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
             count(m, st.POLL_CALLS, 1)
-        m[H_QLABEL] = label
+        switch_label(m, label)
     if m[H_PROGRESS] == progress:
         spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
     wake(m, APP, now(m))  # the PMD spins

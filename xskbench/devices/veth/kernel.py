@@ -63,6 +63,7 @@ from xskbench.kernels.engine import (
     napi_schedule,
     now,
     spin_until,
+    switch_label,
     wake,
 )
 from xskbench.kernels.faults import offered_clock, offered_time
@@ -203,7 +204,7 @@ def udp_app_quantum(m, cc, cb):
     count(m, st.TX_SUBMITTED, 1)
     count(m, st.OFFERED, 1)
     label = m[H_QLABEL]
-    m[H_QLABEL] = m[D_L_SYS]
+    switch_label(m, m[D_L_SYS])
     charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
     count(m, st.SENDTO_CALLS, 1)
     charge(m, cc, cb, op.UDP_SENDMSG, 1, 0)
@@ -223,7 +224,7 @@ def udp_app_quantum(m, cc, cb):
         if napi_schedule(m, BACKLOG, now(m)):
             charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
             count(m, st.NAPI_SCHEDULES, 1)
-    m[H_QLABEL] = label
+    switch_label(m, label)
     wake(m, APP, now(m))
 
 
@@ -482,20 +483,20 @@ def xsk_app_quantum(m, cc, cb):
         _app_csum(m, cc, cb, k)
     if kick & afxdp.KICK_RX:  # rxdrop's recvfrom: copy mode wakes nothing (no busy poll)
         label = m[H_QLABEL]
-        m[H_QLABEL] = m[D_L_SYS]
+        switch_label(m, m[D_L_SYS])
         charge(m, cc, cb, op.SYS_RECVFROM, 1, 0)
         count(m, st.POLL_CALLS, 1)
-        m[H_QLABEL] = label
+        switch_label(m, label)
     if kick & afxdp.KICK_TX:
         label = m[H_QLABEL]
-        m[H_QLABEL] = m[D_L_SYS]
+        switch_label(m, m[D_L_SYS])
         charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
         count(m, st.SENDTO_CALLS, 1)
         if m[D_MODE] == MODE_COPY:
             copy_sendto(m, cc, cb)
         else:
             zc_sendto(m, cc, cb)
-        m[H_QLABEL] = label
+        switch_label(m, label)
     if m[H_PROGRESS] == progress:
         spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
     wake(m, APP, now(m))

@@ -23,6 +23,7 @@ from xskbench.kernels.engine import (
     napi_enter,
     napi_schedule,
     now,
+    switch_label,
     wake,
 )
 from xskbench.kernels.faults import notify_at
@@ -325,7 +326,7 @@ def app_quantum(m, cc, cb):
     kick = afxdp.app_iteration(m, cc, cb)
     if kick:
         label = m[H_QLABEL]
-        m[H_QLABEL] = m[D_L_SYS]
+        switch_label(m, m[D_L_SYS])
         if kick & afxdp.KICK_TX:
             charge(m, cc, cb, op.SYS_SENDTO, 1, 0)
             count(m, st.SENDTO_CALLS, 1)
@@ -341,7 +342,7 @@ def app_quantum(m, cc, cb):
             if not _busy_poll(m, cc, cb) and m[H_ZC] and afxdp.recvfrom_wakes(m):
                 if napi_schedule(m, RXN, now(m)):  # refill via rx NAPI (inf.)
                     charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
-        m[H_QLABEL] = label
+        switch_label(m, label)
     if m[H_PROGRESS] == progress:
         idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
     wake(m, APP, now(m))
