@@ -97,7 +97,7 @@ def profile(case, duration):
         data = Path(tmp) / "perf.data"
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba"), **{CHILD: "1"})
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-        subprocess.run(["perf", "record", "-q", "-F", "2000", "-o", str(data), sys.executable,
+        subprocess.run(["perf", "record", "-q", "-F", "5000", "-o", str(data), sys.executable,
                         __file__, "--case", *case, "--duration", str(duration)],
                        check=True, env=env, cwd=REPO)
         out = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--no-children",

@@ -237,7 +237,8 @@ def app_complete_tx(m, cc, cb):
 @njit(cache=True)
 def _tx_budget(m):
     """How many packets the sender may put on TX now: the batch, limited by a set rate."""
-    n = min(m[H_BATCH], m[H_APPSTK_N] // m[H_NSEG])
+    nseg = m[H_NSEG]  # no division per iteration for single-buffer packets
+    n = min(m[H_BATCH], m[H_APPSTK_N] if nseg == 1 else m[H_APPSTK_N] // nseg)
     gap = m[H_GAP]
     if gap > 0:
         due = (offered_clock(m, now(m)) - m[H_START_T]) // gap + 1

@@ -277,7 +277,10 @@ def charge(m, cc, cb, op, n, nbytes):
 
 @njit(cache=True, inline="always")
 def _log(m, code, n, nbytes):
-    # remember the quantum's charges (and counts, code < 0) so an idle spin can be replayed
+    # remember the quantum's charges (and counts, code < 0) so an idle spin can be replayed;
+    # a quantum that moved something is not one (spin_until), so its log is never read
+    if m[H_PROGRESS] != m[H_QPROG0]:
+        return
     k = m[H_QLOG_N]
     if k < QLOG_LEN:
         base = m[H_QLOG] + 4 * k
@@ -441,7 +444,7 @@ def spin_until(m, cc, cb, until):
     batches replays from its first empty poll). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY]:
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or m[H_PROGRESS] != m[H_QPROG0]:
         return False
     c = m[H_QCTX]
     sig = _signature(m, k)
