@@ -470,11 +470,17 @@ def _rx_desc(m, addr, length, t0):
         count(m, st.RX_RING_FULL, 1)
         pool_push(m, addr)
         return False
-    ring_write(m, rx, idx, addr + m[H_HEADROOM], length)
-    own(m, addr, OWN_RX)
-    m[m[H_FTS] + frame_of(m, addr)] = t0
+    rx_put(m, idx, addr, length, t0)
     m[H_PROGRESS] += 1
     return True
+
+
+@njit(cache=True, inline="always")
+def rx_put(m, idx, addr, length, t0):
+    """Fill the reserved RX descriptor ``idx`` with a buffer that arrived at ``t0``."""
+    ring_write(m, m[H_RX], idx, addr + m[H_HEADROOM], length)
+    own(m, addr, OWN_RX)
+    m[m[H_FTS] + frame_of(m, addr)] = t0
 
 
 @njit(cache=True)

@@ -30,7 +30,6 @@ from .layout import (
     CX_READY,
     CX_RESTARTS,
     CX_SCHED,
-    CX_SIG,
     H_BASE_BUSY,
     H_BASE_CNT,
     H_BASE_IDLE,
@@ -48,6 +47,7 @@ from .layout import (
     H_HZN_FREE,
     H_HZN_WOKEN,
     H_IDLE,
+    H_IDLELOG,
     H_JITTER_PPM,
     H_LAT,
     H_NCNT,
@@ -83,6 +83,7 @@ from .layout import (
     H_TS_RINGS,
     H_WARM,
     H_WOKEN,
+    IDLELOG_WORDS,
     INF,
     LAT_BINS,
     PRIO_SOFTIRQ,
@@ -422,12 +423,20 @@ def idle_spin(m, cc, cb, c, seen):
 
 
 @njit(cache=True)
-def _signature(m, k):
-    """A hash of the quantum's log (its charges, counts and draws) and length."""
-    h = m[H_QACC]
+def _as_last_idle(m, c, k):
+    """Whether this quantum (its ``k`` log entries and its length) is the same as context
+    ``c``'s last idle quantum; if not, it becomes that one."""
+    base, log = m[H_IDLELOG] + c * IDLELOG_WORDS, m[H_QLOG]
+    if m[base] == k and m[base + 1] == m[H_QACC]:
+        for i in range(4 * k):
+            if m[base + 2 + i] != m[log + i]:
+                break
+        else:
+            return True
+    m[base], m[base + 1] = k, m[H_QACC]
     for i in range(4 * k):
-        h = h * 6364136223846793005 + m[m[H_QLOG] + i] + 1442695040888963407
-    return h
+        m[base + 2 + i] = m[log + i]
+    return False
 
 
 @njit(cache=True)
@@ -447,9 +456,7 @@ def spin_until(m, cc, cb, until):
     if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or m[H_PROGRESS] != m[H_QPROG0]:
         return False
     c = m[H_QCTX]
-    sig = _signature(m, k)
-    if sig != cx(m, c, CX_SIG):
-        cx_set(m, c, CX_SIG, sig)
+    if not _as_last_idle(m, c, k):
         return False
     if m[H_SNAP_DONE] == 0:
         until = min(until, m[H_WARM])

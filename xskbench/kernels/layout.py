@@ -104,10 +104,13 @@ QLOG_LEN = 32  # charges remembered per quantum, to replay an idle spin
 
 # --- fault injection (kernels/faults.py): context words ------------------------------------
 CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length, period (0 = none)
-# the idle-spin replay (engine.spin_until, engine.idle_spin): the signature of the context's
-# last idle quantum (a replay repeats a quantum only once one like it has run), and, while
-# it is parked in an idle spin, the earliest start of its quantum that could find work (0: not)
-CX_SIG, CX_PARK = _cx.take(2)
+# the idle-spin replay (engine.idle_spin): while a context is parked in an idle spin, the
+# earliest start of its quantum that could find work (0: not parked)
+(CX_PARK,) = _cx.take(1)
+# engine.spin_until replays a quantum only once one like it has run: per context, the log
+# of its last idle quantum (its entries, its length, then the entries' 4 words each)
+(H_IDLELOG,) = _core.take(1)
+IDLELOG_WORDS = 2 + 4 * QLOG_LEN
 
 
 class Arena:

@@ -96,15 +96,21 @@ def _first_after(m, o, lo, n, field, now):
 
 
 # --- producer side ------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def prod_free_cached(m, o):
+    """Free slots as the producer's cached view of the consumer has them (no refresh)."""
+    return m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32)
+
+
 @njit(cache=True)
 def prod_nb_free(m, o, n, now):
     """xskq_prod_nb_free: free slots, refreshing cached_cons only if fewer than ``n``."""
-    free = m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32)
+    free = prod_free_cached(m, o)
     if free >= n:
         return free
     m[o + R_PCCONS] = _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now)
     m[o + R_REFRESH] += 1
-    return m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32)
+    return prod_free_cached(m, o)
 
 
 @njit(cache=True)
@@ -216,7 +222,7 @@ def free_at(m, o, nd):
     released already (the stamp of the release that frees the ``nd``-th slot); 2**62 if the
     consumer has not released that far. A producer reserving all or nothing (xsk_ring_prod__
     reserve) sees nothing new before then: fewer free slots are as good as none."""
-    need = nd - (m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32))
+    need = nd - prod_free_cached(m, o)
     if need <= 0:
         return 0
     if need > ((m[o + R_CONS] - m[o + R_PCCONS]) & M32):
