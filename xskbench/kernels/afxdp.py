@@ -216,14 +216,15 @@ def app_complete_tx(m, cc, cb):
     ab, _, mask = geometry(m, cq)
     fts, owner, stk, n0, t = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], now(m)
     t0, b = -1, 0  # a batch's frames share the time they were written: one bin for them
+    single, lat, shift = m[H_NSEG] == 1, m[H_LAT], m[H_FRAME_SHIFT]
     for i in range(k):
         addr = m[ab + ((idx + i) & mask)]
-        f = frame_of(m, addr)
-        if ends_packet(m, idx + i):  # descriptor written → completion reaped
+        f = addr >> shift  # frame_of, the shift loaded once
+        if single or ends_packet(m, idx + i):  # descriptor written → completion reaped
             if m[fts + f] != t0:
                 t0 = m[fts + f]
                 b = latency_bin(t - t0)
-            m[m[H_LAT] + b] += 1
+            m[lat + b] += 1
         m[stk + n0 + i] = addr
         m[owner + f] = OWN_APP
     m[H_APPSTK_N] = n0 + k
@@ -275,7 +276,7 @@ def app_txonly(m, cc, cb):
                 addr = m[stk + n0 - 1 - i]  # pop the application's free frames
                 f = frame_of(m, addr)
                 j = (idx + i) & mask
-                ln = seg_len(m, idx + i, plen)
+                ln = plen if nseg == 1 else seg_len(m, idx + i, plen)
                 m[ab + j] = addr + hr
                 m[lb + j] = ln
                 m[owner + f] = OWN_TX
@@ -599,7 +600,7 @@ def zc_tx_peek_batch(m, cc, cb, n):
     else:
         charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
     ck, cidx = prod_reserve(m, cq, k, now(m))
-    scr, hr, owner = m[H_SCR], m[H_HEADROOM], m[H_OWN]
+    scr, hr, owner, shift = m[H_SCR], m[H_HEADROOM], m[H_OWN], m[H_FRAME_SHIFT]
     tab, tlb, tmask = geometry(m, tx)
     cab, clb, cmask = geometry(m, cq)
     for i in range(k):
@@ -610,7 +611,7 @@ def zc_tx_peek_batch(m, cc, cb, n):
         c = (cidx + i) & cmask
         m[cab + c] = addr - hr
         m[clb + c] = 0
-        m[owner + frame_of(m, addr)] = OWN_DEV
+        m[owner + (addr >> shift)] = OWN_DEV  # frame_of, the shift loaded once
     cons_release(m, tx, now(m))
     m[H_PROGRESS] += k
     charge_refreshes(m, cc, cb)
@@ -626,10 +627,10 @@ def tx_completed(m, cc, cb, k, call_op):
     npk = packets_in(m, i, k)
     charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else npk, 0)
     ab, _, mask = geometry(m, cq)
-    flen, owner = m[H_FLEN], m[H_OWN]
+    flen, owner, shift = m[H_FLEN], m[H_OWN], m[H_FRAME_SHIFT]
     nbytes = 0
     for j in range(k):
-        f = frame_of(m, m[ab + ((i + j) & mask)])
+        f = m[ab + ((i + j) & mask)] >> shift  # frame_of, the shift loaded once
         nbytes += m[flen + f]
         m[owner + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
