@@ -23,8 +23,9 @@ class EventBudgetExceeded(ValueError):
 
 def run(cfg, progress=False, fast_forward=True):
     """One run of ``cfg``; ``progress``: draw a progress line on a terminal's stderr when the
-    run takes more than a second; ``fast_forward=False``: no idle-spin replay (the same result,
-    quantum by quantum: tests/test_fastforward.py)."""
+    run takes more than a second; ``fast_forward=False``: no shortcut (no idle-spin replay, no
+    folding, no batched receive: the same result, quantum by quantum and packet by packet,
+    tests/test_fastforward.py)."""
     prof = costs.for_config(cfg)
     return emulate(cfg, prof, (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9, progress,
                    fast_forward)

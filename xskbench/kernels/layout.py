@@ -61,7 +61,8 @@ _core = _Slots(0, DEV_BASE)
 # multi-queue: the earliest start of any other queue's context (bounds an idle-spin replay),
 # and whether the queues' sockets share one pool (XDP_SHARED_UMEM)
 H_EXT_HZN, H_SHARED_POOL = _core.take(2)
-# 1 = no idle-spin replay (engine.spin_until): quantum by quantum, for the equality test
+# 1 = no shortcut (engine.spin_until's replay, engine.fold, null's batched receive): quantum by
+# quantum and packet by packet, for the equality test (tests/test_fastforward.py)
 (H_NO_REPLAY,) = _core.take(1)
 (H_TXCSUM,) = _core.take(1)  # xsk.tx_csum: TXCSUM_NONE / _APP / _OFFLOAD
 TXCSUM_NONE, TXCSUM_APP, TXCSUM_OFFLOAD = range(3)

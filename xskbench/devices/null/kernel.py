@@ -39,6 +39,7 @@ from xskbench.kernels.layout import (
     H_BUSYBUDGET,
     H_NEEDWAKE,
     H_NEXT_ARR,
+    H_NO_REPLAY,
     H_NSEG,
     H_PKTLEN,
     H_PROGRESS,
@@ -218,8 +219,9 @@ def poll(m, cc, cb, budget):
 def _rx_zc_run(m, cc, cb, n, plen):
     """``n`` single-buffer packets into the xsk at once, when RX has room for all of them
     without refreshing its view (else 0: the loop takes them one by one). The same books as
-    one at a time: nothing here reads the time, so the charges can follow the packets."""
-    if n <= 0 or prod_free_cached(m, m[H_RX]) < n:
+    one at a time: nothing here reads the time, so the charges can follow the packets
+    (tests/test_fastforward.py compares the two: H_NO_REPLAY takes them one at a time)."""
+    if n <= 0 or m[H_NO_REPLAY] or prod_free_cached(m, m[H_RX]) < n:
         return 0
     _, idx = prod_reserve(m, m[H_RX], n, now(m))
     for i in range(n):
