@@ -84,8 +84,15 @@ def _visible(m, o, shared, known, tfield, now):
 @njit(cache=True, inline="always")
 def _first_after(m, o, lo, n, field, now):
     """The first k in [0, n) whose entry ``lo + k`` is stamped after ``now`` (n if none).
-    Stamps grow along the ring, so a binary search finds it."""
-    a, b = 0, n
+    Stamps grow along the ring, so a search finds it: galloping from ``lo`` (a poller
+    usually finds the first one or two entries visible, however many are stamped ahead),
+    then binary within the last step."""
+    a, b, step = 0, 0, 1  # entries before a are stamped by now; b: the first one tried after
+    while b < n and m[_slot(m, o, (lo + b) & M32, field)] <= now:
+        a = b + 1
+        b += step
+        step += step
+    b = min(b, n)
     while a < b:
         mid = (a + b) // 2
         if m[_slot(m, o, (lo + mid) & M32, field)] > now:
