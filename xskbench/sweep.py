@@ -691,10 +691,19 @@ def _dask(items, scheduler, workers, chunk_size, on_chunk, reps, timings, status
                 on_chunk(chunk, table)
     finally:
         if cluster is not None:
-            client.close()
+            # killed workers leave the in-process scheduler's comms to log their closing (an
+            # INFO line and a traceback, on a loaded machine): not for the one-line stop
+            log = logging.getLogger("distributed")
+            level = log.level
             if flag.stop:
-                _kill_workers(cluster)
-            cluster.close()
+                log.setLevel(logging.CRITICAL)
+            try:
+                client.close()
+                if flag.stop:
+                    _kill_workers(cluster)
+                cluster.close()
+            finally:
+                log.setLevel(level)
         elif not isinstance(scheduler, Client):
             client.close()
 
