@@ -216,10 +216,10 @@ def app_complete_tx(m, cc, cb):
     ab, _, mask = geometry(m, cq)
     fts, owner, stk, n0, t = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], now(m)
     t0, b = -1, 0  # a batch's frames share the time they were written: one bin for them
-    single, lat, shift = m[H_NSEG] == 1, m[H_LAT], m[H_FRAME_SHIFT]
+    single, lat = m[H_NSEG] == 1, m[H_LAT]
     for i in range(k):
         addr = m[ab + ((idx + i) & mask)]
-        f = addr >> shift  # frame_of, the shift loaded once
+        f = frame_of(m, addr)
         if single or ends_packet(m, idx + i):  # descriptor written → completion reaped
             if m[fts + f] != t0:
                 t0 = m[fts + f]
@@ -600,7 +600,7 @@ def zc_tx_peek_batch(m, cc, cb, n):
     else:
         charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
     ck, cidx = prod_reserve(m, cq, k, now(m))
-    scr, hr, owner, shift = m[H_SCR], m[H_HEADROOM], m[H_OWN], m[H_FRAME_SHIFT]
+    scr, hr, owner = m[H_SCR], m[H_HEADROOM], m[H_OWN]
     tab, tlb, tmask = geometry(m, tx)
     cab, clb, cmask = geometry(m, cq)
     for i in range(k):
@@ -611,7 +611,7 @@ def zc_tx_peek_batch(m, cc, cb, n):
         c = (cidx + i) & cmask
         m[cab + c] = addr - hr
         m[clb + c] = 0
-        m[owner + (addr >> shift)] = OWN_DEV  # frame_of, the shift loaded once
+        m[owner + frame_of(m, addr)] = OWN_DEV
     cons_release(m, tx, now(m))
     m[H_PROGRESS] += k
     charge_refreshes(m, cc, cb)
@@ -627,10 +627,10 @@ def tx_completed(m, cc, cb, k, call_op):
     npk = packets_in(m, i, k)
     charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else npk, 0)
     ab, _, mask = geometry(m, cq)
-    flen, owner, shift = m[H_FLEN], m[H_OWN], m[H_FRAME_SHIFT]
+    flen, owner = m[H_FLEN], m[H_OWN]
     nbytes = 0
     for j in range(k):
-        f = m[ab + ((i + j) & mask)] >> shift  # frame_of, the shift loaded once
+        f = frame_of(m, m[ab + ((i + j) & mask)])
         nbytes += m[flen + f]
         m[owner + f] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))

@@ -81,19 +81,6 @@ def _post_tx(m, scr, n, t):
     H_NSEG descriptors (one per buffer) holds the wire once for its whole length, and its
     descriptors are done together when the wire has sent it."""
     cap, nseg = m[D_CAP], m[H_NSEG]
-    if nseg == 1:  # one descriptor per packet: the wire state in registers
-        free, head, txq, last, wt = m[D_WIRE_FREE], m[D_TX_HEAD], m[D_TXQ], -1, 0
-        for i in range(n):
-            ln = m[scr + 2 * i + 1]
-            if ln != last:
-                last, wt = ln, wire_time(m, ln)
-            free = max(t, free) + wt
-            slot = txq + 2 * (head & (cap - 1))
-            m[slot] = m[scr + 2 * i]
-            m[slot + 1] = free
-            head += 1
-        m[D_WIRE_FREE], m[D_TX_HEAD] = free, head
-        return
     for p in range(0, n, nseg):
         ln = 0
         for i in range(p, p + nseg):
