@@ -53,6 +53,29 @@ def test_fast_forward_is_exact_with_two_queues_and_faults():
         "workload.duration_s": 0.003, "workload.warmup_s": 0.0005}))
 
 
+@pytest.mark.parametrize("settings", [
+    # fill-ring stop windows: the application's refill changes at a window's edge by itself
+    {"device": "null", "mode": "copy", "workload.kind": "l2fwd", "faults.fill_stop_us": 30.0,
+     "faults.fill_stop_period_us": 200.0, "faults.irq_late_prob": 0.1,
+     "faults.irq_late_us": 5.0, "xsk.multi_buffer": True, "xsk.batch_size": 386},
+    {"device": "virtio-net", "mode": "zerocopy", "workload.kind": "rxdrop",
+     "faults.fill_stop_us": 50.0, "faults.fill_stop_period_us": 300.0,
+     "virtio.wakeup": "local", "xsk.need_wakeup": False, "virtio.app_cpu": 1},
+    # vhost-net: its notification flags and sleep are state the guest's kicks read
+    {"device": "virtio-net", "mode": "zerocopy", "workload.kind": "txonly",
+     "virtio.host": "vhost-net", "virtio.wakeup": "local", "xsk.need_wakeup": False},
+    # a late interrupt keeps tx NAPI scheduled while the application's wakeups read it
+    {"device": "virtio-net", "mode": "zerocopy", "workload.kind": "l2fwd",
+     "virtio.host": "vhost-net", "virtio.wakeup": "ipi", "xsk.need_wakeup": False,
+     "faults.irq_late_prob": 0.3, "faults.irq_late_us": 5.0},
+])
+def test_fast_forward_is_exact_where_other_contexts_change_what_a_spinner_reads(settings):
+    settings = dict(settings)
+    cfg = RunConfig(device=settings.pop("device"), mode=settings.pop("mode"))
+    assert _same(cfg.replace(**{"workload.duration_s": 0.002, "workload.warmup_s": 0.0003,
+                                **settings}))
+
+
 def _quanta(cfg, fast_forward):
     """How many quanta the engine ran (its round-robin sequence counts every one)."""
     prof = costs.for_config(cfg)

@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from xskbench.kernels import xsk_ring as xr
+from xskbench.kernels.layout import HDR
 from xskbench.kernels.xsk_ring_ref import M32, XskRingRef, arena_state
 
-OFF = 7  # ring offset inside the arena: catches kernels that ignore ``o``
+# ring offset inside the arena, after the engine's header (a refresh marks the running
+# quantum there) and 7 guard words: catches kernels that ignore ``o``
+OFF = HDR + 7
 
 
 def _length(addr):
@@ -24,7 +27,7 @@ def _length(addr):
 
 def _new(size, start):
     m = np.zeros(OFF + xr.ring_words(size) + 5, dtype=np.int64)
-    m[:OFF] = -1
+    m[HDR:OFF] = -1
     m[-5:] = -1
     xr.ring_init(m, OFF, size, start)
     return m, XskRingRef(size, start)
@@ -216,7 +219,7 @@ class RingMachine(RuleBasedStateMachine):
         st_ = arena_state(self.m, OFF)
         assert st_ == self.ref.state()
         assert all(0 <= w <= M32 for w in st_[:6])
-        assert (self.m[:OFF] == -1).all() and (self.m[-5:] == -1).all()
+        assert (self.m[HDR:OFF] == -1).all() and (self.m[-5:] == -1).all()
 
     @invariant()
     def occupancy(self):

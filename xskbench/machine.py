@@ -131,6 +131,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
         m[base + L.CX_LABEL] = labels.index(c.name)
         m[base + L.CX_KLABEL] = labels.index(c.ksoftirqd) if c.softirq and c.ksoftirqd else -1
         m[base + L.CX_READY] = L.INF
+        m[base + L.CX_WATCH] = -1
     faults.install(m, fault_off, cfg, contexts, mc_per_s)
     for f in range(x.umem_frames):  # every frame starts with the application
         m[m[L.H_APPSTK] + f] = f * x.frame_size

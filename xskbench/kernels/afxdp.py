@@ -11,7 +11,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from .. import ops as op
 from .. import stats as st
 from .engine import charge, count, cx, now, wake
-from .faults import fill_held, fill_stopped, offered_clock, offered_time
+from .faults import fill_edge, fill_held, fill_stopped, offered_clock, offered_time
 from .jit import njit
 from .layout import (
     CX_SCHED,
@@ -38,6 +38,8 @@ from .layout import (
     H_POOL,
     H_POOL_N,
     H_PROGRESS,
+    H_QLOG_N,
+    H_QREFRESH,
     H_RX,
     H_SCR,
     H_SEGLEN,
@@ -59,6 +61,7 @@ from .layout import (
     OWN_RX,
     OWN_SKB,
     OWN_TX,
+    QLOG_LEN,
     TXCSUM_APP,
     TXCSUM_OFFLOAD,
     WL_L2FWD,
@@ -372,12 +375,14 @@ def app_rx(m, cc, cb):
 @njit(cache=True)
 def app_next_change(m):
     """When the application's view can next change by itself: a ring entry stamped in its
-    future, or the next packet its rate allows. Future of the quantum's *start*: an entry
-    that became visible during the quantum, after the ring was read, is work for the next
-    poll (from the quantum's end it would look past, and a replay would skip that poll)."""
+    future, the next packet its rate allows, a fill-ring stop window's edge. Future of the
+    quantum's *start*: an entry that became visible during the quantum, after the ring was
+    read, is work for the next poll (from the quantum's end it would look past, and a replay
+    would skip that poll)."""
     t0 = m[H_NOW]
     t = min(next_stamp(m, m[H_FQ], True, t0), next_stamp(m, m[H_CQ], False, t0))
     t = min(t, min(next_stamp(m, m[H_RX], False, t0), _tx_room_at(m, t0)))
+    t = min(t, fill_edge(m, t0))
     if m[H_GAP] > 0 and m[H_WORKLOAD] == WL_TXONLY:
         t = min(t, offered_time(m, m[H_START_T] + m[H_SENT_SEQ] * m[H_GAP]))
     return t
@@ -405,8 +410,11 @@ def charge_refreshes(m, cc, cb):
     for slot in (H_FQ, H_CQ, H_RX, H_TX):
         n += m[m[slot] + R_REFRESH]
     if n > m[H_NREFRESH]:
+        if n - m[H_NREFRESH] != m[H_QREFRESH]:  # some made by another context: the next
+            m[H_QLOG_N] = QLOG_LEN + 1  # poll charges fewer, this is no steady idle spin
         charge(m, cc, cb, op.RING_REFRESH, n - m[H_NREFRESH], 0)
         m[H_NREFRESH] = n
+    m[H_QREFRESH] = 0
 
 
 @njit(cache=True)

@@ -30,6 +30,7 @@ from .layout import (
     CX_READY,
     CX_RESTARTS,
     CX_SCHED,
+    CX_WATCH,
     H_BASE_BUSY,
     H_BASE_CNT,
     H_BASE_IDLE,
@@ -70,10 +71,12 @@ from .layout import (
     H_QLOG_N,
     H_QMULTI,
     H_QPROG0,
+    H_QREFRESH,
     H_SEED,
     H_SEQ,
     H_SNAP_DONE,
     H_SOFT_LIMIT,
+    H_STIR,
     H_TS,
     H_TS_CAP,
     H_TS_DT,
@@ -152,6 +155,8 @@ def _open(m, c, t):
     m[H_QACC] = 0
     m[H_QLOG_N] = 0
     m[H_QPROG0] = m[H_PROGRESS]
+    m[H_STIR] = 0
+    m[H_QREFRESH] = 0
     m[H_QMULTI] = 0  # its own label's books only, until switch_label
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
@@ -179,7 +184,7 @@ def fold(m, c, hzn):
         return -1
     if m[H_TS_N] < m[H_TS_CAP] and now(m) >= m[H_TS_NEXT]:  # a sample is due at its end
         return -1
-    progressed = m[H_PROGRESS] != m[H_QPROG0]
+    progressed = m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR]
     # progress unparks every spinner (_settle, below), and may have woken a context: the
     # horizon moves only then (other CPUs' clocks stand still while ``c`` folds)
     if hzn < 0 or (progressed and (not m[H_HZN_FREE] or m[H_WOKEN] != m[H_HZN_WOKEN])):
@@ -224,11 +229,15 @@ def _settle(m, c, past_end, end):
         else:
             m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
-    elif m[H_PARKED]:  # it moved something: every parked spinner may find work now (this
-        # context's last idle signature stays: an idle quantum just like it is steady at once)
+    if (m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR]) and m[H_PARKED]:
+        # it moved or stirred something: every spinner watching it may find work now (this
+        # context's last idle log stays: an idle quantum just like it is steady at once)
         m[H_PARKED] = 0
         for o in range(m[H_NCTX]):
-            cx_set(m, o, CX_PARK, 0)
+            if (cx(m, o, CX_WATCH) >> c) & 1:
+                cx_set(m, o, CX_PARK, 0)
+            elif cx(m, o, CX_PARK):
+                m[H_PARKED] = 1
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
@@ -242,6 +251,21 @@ def _settle(m, c, past_end, end):
         cx_set(m, c, CX_RESTARTS, 0)
         cx_set(m, c, CX_KSOFT, 0)
         cx_set(m, c, CX_PRIO, PRIO_SOFTIRQ)
+
+
+@njit(cache=True)
+def stir(m):
+    """The running quantum changed state other contexts' polls read (a NAPI state flag)
+    without moving anything: its cycles stay idle, but parked spinners that watch it may
+    poll differently now, and it is no idle spin to replay."""
+    m[H_STIR] = 1
+
+
+@njit(cache=True)
+def unpark(m, c):
+    """A write ``c``'s idle poll reads although ``c`` does not watch the writer (``CX_WATCH``):
+    its next poll may differ, so other contexts' horizons count it from its next start."""
+    cx_set(m, c, CX_PARK, 0)
 
 
 @njit(cache=True)
@@ -338,6 +362,7 @@ def napi_complete(m, c):
         cx_set(m, c, CX_READY, now(m))
         return False
     cx_set(m, c, CX_SCHED, 0)
+    stir(m)  # a napi_schedule from now on schedules instead of finding it scheduled
     return True
 
 
@@ -403,7 +428,7 @@ def horizon(m, c, unparked=False):
         if o != c and r < INF:
             o_cpu = cx(m, o, CX_CPU)
             s = max(r, m[clk + o_cpu])
-            if o_cpu != cpu and not unparked:
+            if o_cpu != cpu and not (unparked and (cx(m, o, CX_WATCH) >> c) & 1):
                 s = max(s, cx(m, o, CX_PARK))
             t = min(t, s)
     return t
@@ -453,7 +478,7 @@ def spin_until(m, cc, cb, until):
     batches replays from its first empty poll). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or m[H_PROGRESS] != m[H_QPROG0]:
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR]:
         return False
     c = m[H_QCTX]
     if not _as_last_idle(m, c, k):

@@ -103,6 +103,17 @@ def fill_held(m):
     return f != 0 and m[f + F_FILL_LEN] > 0 and m[H_APPSTK_N] > 0
 
 
+@njit(cache=True)
+def fill_edge(m, t):
+    """The next start or end of a fill-ring stop window after ``t`` while the application
+    holds frames (INF otherwise): its refill attempts change there by themselves."""
+    f = m[H_FAULT]
+    if f == 0 or m[f + F_FILL_LEN] <= 0 or m[H_APPSTK_N] == 0:
+        return INF
+    e = window_end(t, m[f + F_FILL_LEN], m[f + F_FILL_PER])
+    return e if e else (t // m[f + F_FILL_PER] + 1) * m[f + F_FILL_PER]
+
+
 @njit(cache=True, inline="always")
 def bursty(m):
     """Whether burst windows are configured: without them the offered clock is real time."""

@@ -79,6 +79,11 @@ H_NSEG, H_SEGLEN = _core.take(2)
 # engine.fold's horizon: wake-ups of other contexts so far, and the count and whether every
 # spinner was unparked when the horizon was last computed (it holds until either changes)
 H_WOKEN, H_HZN_WOKEN, H_HZN_FREE = _core.take(3)
+# the running quantum changed state other contexts' polls read without moving anything
+# (engine.stir): its cycles stay idle, but it is no idle spin and it unparks its watchers
+(H_STIR,) = _core.take(1)
+# ring refreshes the running quantum made and has not charged yet (afxdp.charge_refreshes)
+(H_QREFRESH,) = _core.take(1)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 18  # words per context
@@ -108,6 +113,9 @@ CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length,
 # the idle-spin replay (engine.idle_spin): while a context is parked in an idle spin, the
 # earliest start of its quantum that could find work (0: not parked)
 (CX_PARK,) = _cx.take(1)
+# whose progress unparks it: a bit per context (all by default; a device clears the bits
+# of contexts that write nothing its idle poll reads)
+(CX_WATCH,) = _cx.take(1)
 # engine.spin_until replays a quantum only once one like it has run: per context, the log
 # of its last idle quantum (its entries, its length, then the entries' 4 words each)
 (H_IDLELOG,) = _core.take(1)

@@ -10,7 +10,7 @@ released (consumer release). A side refreshing at time ``now`` sees only what th
 had published by ``now``, so nothing is consumed before it exists.
 """
 from .jit import njit
-from .layout import M32
+from .layout import H_QLOG_N, H_QREFRESH, M32, QLOG_LEN
 
 (R_SIZE, R_MASK, R_PROD, R_CONS, R_PCPROD, R_PCCONS, R_CCPROD, R_CCCONS, R_FLAGS,
  R_REFRESH, R_UNUSED1, R_UNUSED2) = range(12)
@@ -72,6 +72,18 @@ def ring_write(m, o, idx, addr, length):
     m[_slot(m, o, idx, 1)] = length
 
 
+@njit(cache=True, inline="always")
+def _refresh(m, o, cached, v):
+    """A side's cached view of the other side's word becomes ``v`` (counted: the refresh
+    reads the other side's cache line). A view that moved makes the side's next poll differ
+    from this one, so this quantum is no steady idle spin to replay (engine.spin_until)."""
+    if v != m[o + cached]:
+        m[o + cached] = v
+        m[H_QLOG_N] = QLOG_LEN + 1
+    m[o + R_REFRESH] += 1
+    m[H_QREFRESH] += 1
+
+
 @njit(cache=True)
 def _visible(m, o, shared, known, tfield, now):
     """The other side's word as seen at ``now``: short of the entries stamped later."""
@@ -115,8 +127,7 @@ def prod_nb_free(m, o, n, now):
     free = prod_free_cached(m, o)
     if free >= n:
         return free
-    m[o + R_PCCONS] = _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now)
-    m[o + R_REFRESH] += 1
+    _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now))
     return prod_free_cached(m, o)
 
 
@@ -159,8 +170,7 @@ def cons_nb_avail(m, o, n, now):
     """xskq_cons_nb_entries: entries ready, refreshing cached_prod only if fewer than ``n``."""
     avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
     if avail < n:
-        m[o + R_CCPROD] = _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now)
-        m[o + R_REFRESH] += 1
+        _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now))
         avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
     return min(avail, n)
 

@@ -23,7 +23,9 @@ from xskbench.kernels.engine import (
     napi_enter,
     napi_schedule,
     now,
+    stir,
     switch_label,
+    unpark,
     wake,
 )
 from xskbench.kernels.faults import notify_at
@@ -105,16 +107,25 @@ def _wake_host(m):
 
 
 @njit(cache=True)
+def _tx_mark_missed(m):
+    """NAPIF_STATE_MISSED on the tx NAPI: it polls once more (a state others' wakeups read)."""
+    if not m[D_TXMISSED]:
+        m[D_TXMISSED] = 1
+        stir(m)
+
+
+@njit(cache=True)
 def _tx_schedule(m, c, t, irq):
     """Schedule the (single) tx NAPI on context ``c``; missed if already scheduled. A lost
     interrupt or IPI (``t`` = INF) schedules nothing."""
     if t >= INF:
         return False
     if m[D_TXSCHED]:
-        m[D_TXMISSED] = 1
+        _tx_mark_missed(m)
         return False
     m[D_TXSCHED] = 1
     m[D_TXCTX] = c
+    stir(m)
     if irq:
         cx_set(m, c, CX_A, 1)
     wake(m, c, t)
@@ -123,17 +134,20 @@ def _tx_schedule(m, c, t, irq):
 
 @njit(cache=True)
 def _host_interrupts(m, cc, cb):
-    """vhost: signal the guest (eventfd → irqfd) where its used_event asks for it."""
+    """vhost: signal the guest (eventfd → irqfd) where its used_event asks for it. The NAPI
+    state it sets is what the application's wakeups read: that unparks it (setup.py)."""
     t = now(m)
     if vq.vq_dev_should_signal(m, m[D_TXQ]):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
         vq.vq_disable_cb(m, m[D_TXQ])  # skb_xmit_done
         _tx_schedule(m, TXN, notify_at(m, t + m[D_IRQ_DELAY]), True)
+        unpark(m, APP)
     if vq.vq_dev_should_signal(m, m[D_RXQ]):
         charge(m, cc, cb, op.EVENTFD_SIGNAL, 1, 0)
         vq.vq_disable_cb(m, m[D_RXQ])  # skb_recv_done
         if napi_schedule(m, RXN, notify_at(m, t + m[D_IRQ_DELAY])):
             cx_set(m, RXN, CX_A, 1)
+        unpark(m, APP)
 
 
 # --- guest TX ----------------------------------------------------------------------------------
@@ -230,6 +244,7 @@ def tx_napi_quantum(m, cc, cb, c):
     if sent >= budget:
         wake(m, c, now(m))
         return
+    stir(m)  # the NAPI state the application's wakeups read: missed cleared or idle
     if m[D_TXMISSED]:
         m[D_TXMISSED] = 0
         wake(m, c, now(m))
@@ -256,7 +271,7 @@ def _xsk_wakeup(m, cc, cb):
             vq.vq_enable_cb_prepare(m, m[D_TXQ])
         return
     if m[D_TXSCHED]:  # napi_if_scheduled_mark_missed
-        m[D_TXMISSED] = 1
+        _tx_mark_missed(m)
         return
     target = TXL
     if w == WAKE_IPI:
@@ -703,6 +718,8 @@ def vhost_net_quantum(m, cc, cb, hctx):
         m[D_VH_WOKEN] = int(t < INF)
         wake(m, hctx, t)
         return
+    if not m[D_HOST_SLEEP]:  # the guest's next kick wakes it
+        stir(m)
     m[D_HOST_SLEEP] = 1
 
 

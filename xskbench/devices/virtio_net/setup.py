@@ -3,7 +3,7 @@ split virtqueues, with a vhost-user polling PMD (or vhost-net worker) on its own
 from xskbench.devices.record import in_order
 from xskbench.kernels import afxdp
 from xskbench.kernels.engine import wake
-from xskbench.kernels.layout import H_ARR_END, MC
+from xskbench.kernels.layout import CX_N, CX_WATCH, H_ARR_END, H_CTX, MC
 from xskbench.kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
 from xskbench.machine import Context, build, start_app
 
@@ -83,6 +83,10 @@ def setup(cfg, hz, cc, cb):
     else:
         m[k.D_L_SYS] = mach.label("sys")
         start_app(mach, cfg, cc, cb, k.APP, k.RXN)
+        if cfg.mode == "zerocopy" and v.wakeup != "inline" and not cfg.xsk.busy_poll:
+            # the host's used entries are the NAPIs' to read; its interrupts unpark the
+            # application explicitly (kernel._host_interrupts)
+            m[m[H_CTX] + k.APP * CX_N + CX_WATCH] = ~(1 << k.HOST)
     return mach
 
 

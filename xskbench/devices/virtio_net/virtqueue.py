@@ -13,6 +13,7 @@ the ops (kernel driver and DPDK PMD charge differently). Both sides see the othe
 ring index only as of the virtual time it was published (entries carry publish stamps).
 Indices are free running; ``vring_need_event`` works on their u16 values (EVENT_IDX).
 """
+from xskbench.kernels.engine import stir
 from xskbench.kernels.jit import njit
 
 (
@@ -274,9 +275,13 @@ def vq_dev_should_signal(m, o):
 @njit(cache=True)
 def vq_dev_notify(m, o, on):
     """Device enables/disables guest kicks: with EVENT_IDX it writes avail_event only when
-    enabling (a polling vhost-user backend never does, so kicks stay suppressed)."""
+    enabling (a polling vhost-user backend never does, so kicks stay suppressed). A change is
+    one the driver's kicks read (engine.stir)."""
     if on:
+        if m[o + Q_NO_NOTIFY] or m[o + Q_AVAIL_EVENT] != m[o + Q_LAST_AVAIL]:
+            stir(m)
         m[o + Q_AVAIL_EVENT] = m[o + Q_LAST_AVAIL]
         m[o + Q_NO_NOTIFY] = 0
-    else:
+    elif not m[o + Q_NO_NOTIFY]:
+        stir(m)
         m[o + Q_NO_NOTIFY] = 1
