@@ -264,8 +264,11 @@ def stir(m):
 @njit(cache=True)
 def unpark(m, c):
     """A write ``c``'s idle poll reads although ``c`` does not watch the writer (``CX_WATCH``):
-    its next poll may differ, so other contexts' horizons count it from its next start."""
-    cx_set(m, c, CX_PARK, 0)
+    its next poll may differ, so other contexts' horizons count it from its next start (and
+    fold's cached horizon is recomputed, as after a wake-up)."""
+    if cx(m, c, CX_PARK):
+        cx_set(m, c, CX_PARK, 0)
+        m[H_WOKEN] += 1
 
 
 @njit(cache=True)
