@@ -184,9 +184,9 @@ def fold(m, c, hzn):
         return -1
     if m[H_TS_N] < m[H_TS_CAP] and now(m) >= m[H_TS_NEXT]:  # a sample is due at its end
         return -1
-    progressed = m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR]
-    # progress unparks every spinner (_settle, below), and may have woken a context: the
-    # horizon moves only then (other CPUs' clocks stand still while ``c`` folds)
+    progressed = _moved(m)
+    # progress unparks the spinners watching ``c`` (_settle, below), and may have woken a
+    # context: the horizon moves only then (other CPUs' clocks stand still while ``c`` folds)
     if hzn < 0 or (progressed and (not m[H_HZN_FREE] or m[H_WOKEN] != m[H_HZN_WOKEN])):
         hzn = horizon(m, c, progressed)
         m[H_HZN_FREE] = progressed
@@ -216,7 +216,7 @@ def finish(m, c):
 @njit(cache=True)
 def _settle(m, c, past_end, end):
     """A quantum ending at ``end``: an empty one's cycles are idle; one that moved something
-    unparks every spinner; softirq → ksoftirqd hand-off.
+    (or stirred) something unparks the spinners watching it; softirq → ksoftirqd hand-off.
 
     A softirq that re-raises itself runs again at once, ahead of threads, until it has
     restarted ``H_SOFT_LIMIT`` times in a row (MAX_SOFTIRQ_RESTART); then its work moves to
@@ -229,7 +229,7 @@ def _settle(m, c, past_end, end):
         else:
             m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
-    if (m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR]) and m[H_PARKED]:
+    if m[H_PARKED] and _moved(m):
         # it moved or stirred something: every spinner watching it may find work now (this
         # context's last idle log stays: an idle quantum just like it is steady at once)
         m[H_PARKED] = 0
@@ -251,6 +251,12 @@ def _settle(m, c, past_end, end):
         cx_set(m, c, CX_RESTARTS, 0)
         cx_set(m, c, CX_KSOFT, 0)
         cx_set(m, c, CX_PRIO, PRIO_SOFTIRQ)
+
+
+@njit(cache=True, inline="always")
+def _moved(m):
+    """Whether the running quantum moved something or stirred state others read."""
+    return m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR] != 0
 
 
 @njit(cache=True)
@@ -418,11 +424,12 @@ def horizon(m, c, unparked=False):
 
     A context parked in an idle spin on another CPU (``CX_PARK``, set by :func:`idle_spin`)
     counts from its first poll that could find work by itself: until some context moves
-    something, its polls change nothing (any progress unparks every context, ``finish``).
+    something it watches (``CX_WATCH``), its polls change nothing (that progress unparks it,
+    ``_settle``; a device unparks it for a write it does not watch, :func:`unpark`).
     So two spinners waiting on each other (a host PMD and a guest application) both replay
     up to the first change either could see, instead of one poll of the other at a time.
     On the same CPU it counts from its next start: it takes turns on that CPU. ``unparked``:
-    as if every spinner were unparked (the quantum moved something)."""
+    as if the spinners watching ``c`` were unparked (the quantum moved something)."""
     t = min(m[H_END], m[H_EXT_HZN])
     clk = m[H_CLK]
     cpu = cx(m, c, CX_CPU)
@@ -481,7 +488,7 @@ def spin_until(m, cc, cb, until):
     batches replays from its first empty poll). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR]:
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or _moved(m):
         return False
     c = m[H_QCTX]
     if not _as_last_idle(m, c, k):

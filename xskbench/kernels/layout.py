@@ -74,7 +74,7 @@ H_NSEG, H_SEGLEN = _core.take(2)
 # the quantum's cycles went to more than its own label (engine.switch_label): only then
 # are every label's busy counters snapshot (H_QBUSY0) for its idle books
 (H_QMULTI,) = _core.take(1)
-# a context may be parked (engine.idle_spin): progress then unparks every context
+# a context may be parked (engine.idle_spin): progress then unparks the contexts watching
 (H_PARKED,) = _core.take(1)
 # engine.fold's horizon: wake-ups of other contexts so far, and the count and whether every
 # spinner was unparked when the horizon was last computed (it holds until either changes)
