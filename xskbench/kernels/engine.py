@@ -66,6 +66,7 @@ from .layout import (
     H_QACC,
     H_QBUSY0,
     H_QCTX,
+    H_QIDLED,
     H_QLABEL,
     H_QLOG,
     H_QLOG_N,
@@ -157,6 +158,7 @@ def _open(m, c, t):
     m[H_QPROG0] = m[H_PROGRESS]
     m[H_STIR] = 0
     m[H_QREFRESH] = 0
+    m[H_QIDLED] = 0
     m[H_QMULTI] = 0  # its own label's books only, until switch_label
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
@@ -229,6 +231,10 @@ def _settle(m, c, past_end, end):
         else:
             m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
         m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
+        if not m[H_QIDLED] and not m[H_STIR]:
+            # an idle quantum other than the last idle log came between: a quantum like
+            # that one is no longer known to repeat itself
+            m[m[H_IDLELOG] + c * IDLELOG_WORDS] = -1
     if m[H_PARKED] and _moved(m):
         # it moved or stirred something: every spinner watching it may find work now (this
         # context's last idle log stays: an idle quantum just like it is steady at once)
@@ -462,6 +468,7 @@ def _as_last_idle(m, c, k):
     """Whether this quantum (its ``k`` log entries and its length) is the same as context
     ``c``'s last idle quantum; if not, it becomes that one."""
     base, log = m[H_IDLELOG] + c * IDLELOG_WORDS, m[H_QLOG]
+    m[H_QIDLED] = 1
     if m[base] == k and m[base + 1] == m[H_QACC]:
         for i in range(4 * k):
             if m[base + 2 + i] != m[log + i]:
@@ -488,7 +495,9 @@ def spin_until(m, cc, cb, until):
     batches replays from its first empty poll). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or _moved(m):
+    # a ring refresh left for the next quantum to charge (afxdp.charge_refreshes): that
+    # one charges more, so this one is no fixed point
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or _moved(m) or m[H_QREFRESH]:
         return False
     c = m[H_QCTX]
     if not _as_last_idle(m, c, k):

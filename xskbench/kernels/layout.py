@@ -119,6 +119,9 @@ CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length,
 # engine.spin_until replays a quantum only once one like it has run: per context, the log
 # of its last idle quantum (its entries, its length, then the entries' 4 words each)
 (H_IDLELOG,) = _core.take(1)
+# the running quantum was compared with (or became) its context's last idle log: an idle
+# quantum that was not (too long a log, or no replay asked) voids that log (engine._settle)
+(H_QIDLED,) = _core.take(1)
 IDLELOG_WORDS = 2 + 4 * QLOG_LEN
 
 

@@ -36,6 +36,7 @@ from xskbench.kernels.layout import (
     CX_SCHED,
     DEV_BASE,
     H_BUSYBUDGET,
+    H_BUSYPOLL,
     H_CLK,
     H_NEEDWAKE,
     H_NSEG,
@@ -359,8 +360,28 @@ def app_quantum(m, cc, cb):
                     charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)
         switch_label(m, label)
     if m[H_PROGRESS] == progress:
-        idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
+        idle_spin(m, cc, cb, APP, _app_next_change(m))
     wake(m, APP, now(m))
+
+
+@njit(cache=True)
+def _app_next_change(m):
+    """The first time the application's idle poll could find work by itself: its rings'
+    next stamped entry and, where its syscall runs the driver (copy-mode xmit, inline
+    wakeup, busy poll), the host's next used entry (vhost-net publishes a whole batch, each
+    entry stamped ahead of the guest)."""
+    t = afxdp.app_next_change(m)
+    if not m[H_ZC] or m[D_WAKEUP] == WAKE_INLINE or m[H_BUSYPOLL]:
+        t = min(t, _used_next(m, m[D_TXQ]), _used_next(m, m[D_RXQ]))
+    return t
+
+
+@njit(cache=True)
+def _used_next(m, q):
+    """When the driver can next see a used entry of ``q`` it has not taken (INF: none)."""
+    if vq.vq_used_pending(m, q) == 0:
+        return INF
+    return vq.vq_used_stamp(m, q)
 
 
 # --- guest RX ----------------------------------------------------------------------------------
