@@ -1,10 +1,15 @@
-"""Fast-forward exactness over a grid of virtio-net configurations: every wakeup, host,
-workload, busy poll, need_wakeup and fault kind (2 ms runs, seeded choices of rate, CPU
-placement, queues and ring size). Prints the 1-based indices whose results differ with
-``fast_forward=False``; ``--show I ...`` prints those configurations' settings.
+"""Fast-forward exactness over grids of configurations (2 ms runs): for virtio-net every
+wakeup, host, workload, busy poll, need_wakeup and fault kind (seeded choices of rate, CPU
+placement, queues and ring size); for null, tun and veth every mode, workload, busy poll,
+need_wakeup and fault kind (seeded choices of the device's own knobs). Prints the 1-based
+indices whose results differ with ``fast_forward=False``; ``--show I ...`` prints those
+configurations' settings.
 
-tests/test_fastforward.py holds the defaults and the cases this grid found; the grid is the
-wider net (about 10 s), run by hand after a change to the engine's shortcuts."""
+    .venv/bin/python benchmarks/ff_grid.py                  # virtio-net, 326 configurations
+    .venv/bin/python benchmarks/ff_grid.py --device tun     # or null, veth
+
+tests/test_fastforward.py holds the defaults and the cases these grids found; the grids are
+the wider net (10-60 s each), run by hand after a change to the engine's shortcuts."""
 import argparse
 import itertools
 import random
@@ -21,8 +26,10 @@ FAULTS = {
 }
 
 
-def grid():
-    """The configurations, in a fixed order (seeded)."""
+def grid(device="virtio-net"):
+    """The configurations of ``device``, in a fixed order (seeded)."""
+    if device != "virtio-net":
+        return _other_grid(device)
     rng = random.Random(7)
     out = []
     for wl, wake, host, bp, fault, nw in itertools.product(
@@ -51,11 +58,51 @@ def grid():
     return out
 
 
+# each device's own knobs the other grids draw from (seeded), beside mode and workload
+KNOBS = {
+    "null": {"null.napi_budget": [8, 64, 256], "null.ring_size": [64, 1024],
+             "null.app_cpu": [0, 1], "workload.rate_pps": [None, 1e6, 2e7]},
+    "tun": {"tun.peer": ["vhost", "fd"], "tun.zc_version": [1, 2], "tun.guest": ["napi", "pmd"],
+            "tun.xdp_mode": ["native", "skb"], "tun.tx_queue_len": [64, 500],
+            "workload.rate_pps": [None, 1e6]},
+    "veth": {"veth.peer": ["bridge", "xdp_drop"], "veth.batch": [False, True],
+             "veth.xdp_mode": ["native", "skb"], "veth.ptr_ring_size": [64, 256],
+             "workload.rate_pps": [None, 1e5]},
+}
+
+
+def _other_grid(device):
+    from xskbench.devices import DEVICES
+
+    dev = DEVICES[device]
+    rng = random.Random(11)
+    out = []
+    for mode, wl, bp, fault, nw in itertools.product(
+            dev.modes, dev.workloads, [False, True], list(FAULTS), [True, False]):
+        kw = {"workload.kind": wl, "xsk.busy_poll": bp, "xsk.need_wakeup": nw,
+              "workload.duration_s": 0.002, "workload.warmup_s": 0.0003,
+              "workload.seed": rng.randint(1, 99), **FAULTS[fault]}
+        if fault == "stall":
+            kw["faults.stall_context"] = rng.choice(["host", "app"])
+        for _ in range(20):  # redraw the knobs of a combination the config refuses
+            draw = {knob: rng.choice(values) for knob, values in KNOBS[device].items()}
+            if rng.random() < 0.2:
+                draw["mq.queues"] = 2
+            try:
+                out.append(RunConfig(device=device, mode=mode).replace(**kw, **draw))
+                break
+            except ValueError:
+                continue
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--show", type=int, nargs="*", default=[])
+    ap.add_argument("--device", default="virtio-net",
+                    choices=("virtio-net", "null", "tun", "veth"))
     args = ap.parse_args()
-    cfgs = grid()
+    cfgs = grid(args.device)
     if args.show:
         for i in args.show:
             print(i, cfgs[i - 1])
