@@ -3,7 +3,9 @@ context's back-to-back quanta, kernels/engine.py spin_until / idle_spin / fold; 
 receive of a poll's packets at once, devices/null/kernel.py _rx_zc_run) must only save
 emulation time: with it on and off, every device and
 mode gives byte-identical results, books, counters, latency and time series included."""
+import importlib.util
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -97,6 +99,27 @@ def test_fast_forward_is_exact_where_other_contexts_change_what_a_spinner_reads(
     cfg = RunConfig(device=settings.pop("device"), mode=settings.pop("mode"))
     assert _same(cfg.replace(**{"workload.duration_s": 0.002, "workload.warmup_s": 0.0003,
                                 **settings}))  # each of these differed before the fixes
+
+
+def _load_ff_grid():
+    """benchmarks/ff_grid.py: the grids of configurations the hand-run check sweeps."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "ff_grid.py"
+    spec = importlib.util.spec_from_file_location("ff_grid", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_GRID = _load_ff_grid().grid
+GRID_STEP = 20  # every 20th configuration of each device's grid: a spread, in ~15 s
+
+
+@pytest.mark.parametrize(("device", "index"), [
+    (d, i) for d in ("virtio-net", "null", "tun", "veth")
+    for i in range(0, len(_GRID(d)), GRID_STEP)])
+def test_fast_forward_is_exact_across_a_sample_of_the_grids(device, index):
+    """The grids found every case above; a sample of them keeps watch on the shortcuts."""
+    assert _same(_GRID(device)[index])
 
 
 def _quanta(cfg, fast_forward):
