@@ -493,7 +493,8 @@ def spin_until(m, cc, cb, until):
     after work may still differ, e.g. charging a ring refresh made before it; one that
     charges exactly what a steady one did is steady: a busy-waiting sender between two
     batches replays from its first empty poll). Quanta that move something keep that log;
-    an idle one too long to log voids it (``_settle``). Returns whether the quantum is steady."""
+    an idle one not compared with it (too long a log, a refresh left for the next quantum to
+    charge) voids it (``_settle``). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
     # a ring refresh left for the next quantum to charge (afxdp.charge_refreshes): that

@@ -120,7 +120,7 @@ CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length,
 # of its last idle quantum (its entries, its length, then the entries' 4 words each)
 (H_IDLELOG,) = _core.take(1)
 # the running quantum was compared with (or became) its context's last idle log: an idle
-# quantum that was not (too long a log, or no replay asked) voids that log (engine._settle)
+# quantum that was not (too long a log, a refresh left uncharged) voids it (engine._settle)
 (H_QIDLED,) = _core.take(1)
 IDLELOG_WORDS = 2 + 4 * QLOG_LEN
 
