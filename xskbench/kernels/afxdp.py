@@ -38,7 +38,6 @@ from .layout import (
     H_POOL,
     H_POOL_N,
     H_PROGRESS,
-    H_QLOG_N,
     H_QREFRESH,
     H_RX,
     H_SCR,
@@ -61,13 +60,13 @@ from .layout import (
     OWN_RX,
     OWN_SKB,
     OWN_TX,
-    QLOG_LEN,
     TXCSUM_APP,
     TXCSUM_OFFLOAD,
     WL_L2FWD,
     WL_RXDROP,
     WL_TXONLY,
 )
+from .steady import unsteady
 from .xsk_ring import (
     R_PROD,
     R_REFRESH,
@@ -411,7 +410,7 @@ def charge_refreshes(m, cc, cb):
         n += m[m[slot] + R_REFRESH]
     if n > m[H_NREFRESH]:
         if n - m[H_NREFRESH] != m[H_QREFRESH]:  # some made by another context: the next
-            m[H_QLOG_N] = QLOG_LEN + 1  # poll charges fewer, this is no steady idle spin
+            unsteady(m)  # poll charges fewer, this is no steady idle spin
         charge(m, cc, cb, op.RING_REFRESH, n - m[H_NREFRESH], 0)
         m[H_NREFRESH] = n
     m[H_QREFRESH] = 0

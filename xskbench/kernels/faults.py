@@ -20,10 +20,9 @@ from .layout import (
     H_FAULT,
     H_NOW,
     H_QACC,
-    H_QLOG_N,
     INF,
-    QLOG_LEN,
 )
+from .steady import unsteady
 
 (
     F_NOTIFY, F_LATE_PPM, F_LATE, F_LOST_PPM, F_SPIKE, F_SPIKE_LEN, F_SPIKE_PER, F_FILL_LEN,
@@ -71,7 +70,7 @@ def notify_at(m, t):
     f = m[H_FAULT]
     if f == 0 or m[f + F_NOTIFY] == 0:
         return t
-    m[H_QLOG_N] = QLOG_LEN + 1  # its draws and tallies: not a quantum to replay (spin_until)
+    unsteady(m)  # its draws and tallies: not a quantum to replay (spin_until)
     if window_end(m[H_NOW] + m[H_QACC], m[f + F_SPIKE_LEN], m[f + F_SPIKE_PER]):
         t += m[f + F_SPIKE]
         m[f + F_N_SPIKED] += 1
@@ -91,7 +90,7 @@ def fill_stopped(m, t):
     if f == 0 or window_end(t, m[f + F_FILL_LEN], m[f + F_FILL_PER]) == 0:
         return False
     m[f + F_N_FILL_SKIPS] += 1
-    m[H_QLOG_N] = QLOG_LEN + 1  # a tally spin_until would not repeat: no replay
+    unsteady(m)  # a tally spin_until would not repeat: no replay
     return True
 
 

@@ -10,7 +10,8 @@ released (consumer release). A side refreshing at time ``now`` sees only what th
 had published by ``now``, so nothing is consumed before it exists.
 """
 from .jit import njit
-from .layout import H_QLOG_N, H_QREFRESH, M32, QLOG_LEN
+from .layout import H_QREFRESH, M32
+from .steady import unsteady
 
 (R_SIZE, R_MASK, R_PROD, R_CONS, R_PCPROD, R_PCCONS, R_CCPROD, R_CCCONS, R_FLAGS,
  R_REFRESH, R_UNUSED1, R_UNUSED2) = range(12)
@@ -79,7 +80,7 @@ def _refresh(m, o, cached, v):
     from this one, so this quantum is no steady idle spin to replay (engine.spin_until)."""
     if v != m[o + cached]:
         m[o + cached] = v
-        m[H_QLOG_N] = QLOG_LEN + 1
+        unsteady(m)
     m[o + R_REFRESH] += 1
     m[H_QREFRESH] += 1
 
