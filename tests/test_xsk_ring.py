@@ -317,3 +317,39 @@ def test_flags():
         call("set_flag", on)
         assert call("needs_wakeup") == on
     assert arena_state(m, OFF) == ref.state()
+
+
+def test_a_refresh_that_moves_the_view_marks_the_quantum_unsteady_only_when_it_now_suffices():
+    """A poll that refreshed a view which moved but still falls short is repeated exactly by
+    the next poll (it refreshes again and sees the same): its quantum stays steady, so an
+    idle spin waiting on the other side is replayed. One whose view now covers the request
+    is not: the next poll meets it without a refresh (engine.spin_until must not replay)."""
+    from xskbench.kernels.layout import H_QLOG_N, QLOG_LEN
+
+    m, _ = _new(8, 0)
+    assert xr.prod_reserve(m, OFF, 8, 0)[0] == 8
+    xr.prod_submit(m, OFF, 0)
+    assert xr.cons_peek(m, OFF, 8, 0)[0] == 8
+    steady = m[H_QLOG_N] = 3  # a quantum's log so far
+    # producer side: the consumer releases 2, then 2 more; the producer wants 4
+    m[OFF + xr.R_CCCONS] -= 6
+    xr.cons_release(m, OFF, 5)
+    assert xr.prod_nb_free(m, OFF, 4, 10) == 2  # moved 0 → 2, still short of 4
+    assert m[H_QLOG_N] == steady
+    assert xr.prod_nb_free(m, OFF, 4, 10) == 2  # the next poll: the same refresh, unmoved
+    assert m[H_QLOG_N] == steady
+    m[OFF + xr.R_CCCONS] += 2
+    xr.cons_release(m, OFF, 20)
+    assert xr.prod_nb_free(m, OFF, 4, 30) == 4  # moved and enough: the next poll differs
+    assert m[H_QLOG_N] == QLOG_LEN + 1
+    # consumer side: the producer publishes 1, then 3 more; the consumer wants 4
+    m2, _ = _new(8, 0)
+    m2[H_QLOG_N] = steady
+    assert xr.prod_reserve(m2, OFF, 1, 0)[0] == 1
+    xr.prod_submit(m2, OFF, 0)
+    assert xr.cons_nb_avail(m2, OFF, 4, 1) == 1  # moved 0 → 1, short of 4
+    assert m2[H_QLOG_N] == steady
+    assert xr.prod_reserve(m2, OFF, 3, 2)[0] == 3
+    xr.prod_submit(m2, OFF, 2)
+    assert xr.cons_nb_avail(m2, OFF, 4, 3) == 4
+    assert m2[H_QLOG_N] == QLOG_LEN + 1

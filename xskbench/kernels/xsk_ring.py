@@ -76,13 +76,22 @@ def ring_write(m, o, idx, addr, length):
 @njit(cache=True, inline="always")
 def _refresh(m, o, cached, v):
     """A side's cached view of the other side's word becomes ``v`` (counted: the refresh
-    reads the other side's cache line). A view that moved makes the side's next poll differ
-    from this one, so this quantum is no steady idle spin to replay (engine.spin_until)."""
-    if v != m[o + cached]:
-        m[o + cached] = v
-        unsteady(m)
+    reads the other side's cache line). Returns whether the view moved."""
+    moved = v != m[o + cached]
+    m[o + cached] = v
     m[o + R_REFRESH] += 1
     m[H_QREFRESH] += 1
+    return moved
+
+
+@njit(cache=True, inline="always")
+def _settles(m, moved, enough):
+    """A refresh that moved the view so that it now covers the request: the same request
+    in the next poll is met without one, so that poll differs from this one and this quantum
+    is no steady idle spin to replay (engine.spin_until). A view that moved but still falls
+    short is refreshed again by the next poll, which then sees what this one saw."""
+    if moved and enough:
+        unsteady(m)
 
 
 @njit(cache=True)
@@ -128,8 +137,10 @@ def prod_nb_free(m, o, n, now):
     free = prod_free_cached(m, o)
     if free >= n:
         return free
-    _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now))
-    return prod_free_cached(m, o)
+    moved = _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now))
+    free = prod_free_cached(m, o)
+    _settles(m, moved, free >= n)
+    return free
 
 
 @njit(cache=True)
@@ -171,8 +182,9 @@ def cons_nb_avail(m, o, n, now):
     """xskq_cons_nb_entries: entries ready, refreshing cached_prod only if fewer than ``n``."""
     avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
     if avail < n:
-        _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now))
+        moved = _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now))
         avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
+        _settles(m, moved, avail >= n)
     return min(avail, n)
 
 
