@@ -457,7 +457,11 @@ def idle_spin(m, cc, cb, c, seen):
     spinners' horizons skip its polls until then) and replay its idle spin up to the first
     time anything could change for it."""
     q = m[H_QACC]
-    if spin_until(m, cc, cb, min(horizon(m, c), seen)):
+    # a change before this quantum's end plus one more leaves no whole quantum to replay,
+    # whatever the horizon (spin_until), so the scan over the contexts is skipped: the
+    # common case of a poller just faster than its producer
+    until = seen if seen <= now(m) + q else min(horizon(m, c), seen)
+    if spin_until(m, cc, cb, until):
         # its poll that could first see ``seen`` starts up to one quantum before it
         cx_set(m, c, CX_PARK, max(seen - q, 1))
         m[H_PARKED] = 1
