@@ -1,0 +1,35 @@
+"""The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
+perf_profile.py names numba's jitted functions from their mangled symbols."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import bench  # noqa: E402
+import perf_profile  # noqa: E402
+
+
+def test_bench_measures_a_run_and_renders_its_row():
+    row = bench.throughput("null", "zerocopy", "txonly", 0.001, 1)
+    assert row["packets"] > 1000  # 0.001 s at ~100 Mpps, received + transmitted
+    assert row["real_time_factor"] == row["emulated_s"] / row["cpu_s"]
+    assert row["packets_per_cpu_s"] == row["packets"] / row["cpu_s"]
+    assert 0 < row["quanta_per_packet"] < 1  # a quantum moves a batch of descriptors
+    doc = {"version": "x", "cpus": 2, "python": "3", "duration_s": 0.001, "repeat": 1,
+           "target_real_time_factor": bench.TARGET_RTF, "cases": [row], "load_average": 0.0,
+           "in_process": {"import_s": 0.1, "first_run_s": 0.2}, "startup": {}}
+    text = bench.render(doc)
+    assert "null zerocopy txonly" in text
+    rtf_ok = row["real_time_factor"] >= bench.TARGET_RTF
+    assert f"{int(rtf_ok)} of 1 cases at or above real time" in text
+
+
+def test_perf_profile_names_engine_device_and_wrapper_symbols():
+    d = perf_profile.demangle
+    assert d("_ZN8xskbench7kernels5afxdp10app_txonlyB3v53B40c8tJTIeFIjxB2IKSgI4CrvSCKg1MMVCE"
+             "5ArrayIxLi1E1C7mutable7alignedE") == "afxdp.app_txonly"
+    assert d("_ZN7cpython8xskbench7kernels6engine5_openB3v31B40c8tJTIeFIjxB2E") == "engine._open"
+    # a device's kernel module is named by its device
+    assert d("_ZN8xskbench7devices10virtio_net6kernel12host_quantumB3v9E") == \
+        "virtio_net.host_quantum"
+    assert d("0x7f3a2c01d2e0") == "unresolved"  # JIT code outside numba's functions
+    assert d("PyArg_UnpackTuple") == "PyArg_UnpackTuple"
