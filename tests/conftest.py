@@ -15,6 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+# the scripts in benchmarks/ are importable by name (bench, ff_grid, perf_profile): their tests
+sys.path.insert(1, str(REPO / "benchmarks"))
 _pp = os.environ.get("PYTHONPATH", "")
 if str(REPO) not in _pp.split(os.pathsep):
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), _pp) if p)

@@ -1,11 +1,7 @@
 """The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
 perf_profile.py names numba's jitted functions from their mangled symbols."""
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import bench  # noqa: E402
-import perf_profile  # noqa: E402
+import bench
+import perf_profile
 
 
 def test_bench_measures_a_run_and_renders_its_row():

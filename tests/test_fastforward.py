@@ -3,10 +3,9 @@ context's back-to-back quanta, kernels/engine.py spin_until / idle_spin / fold; 
 receive of a poll's packets at once, devices/null/kernel.py _rx_zc_run) must only save
 emulation time: with it on and off, every device and
 mode gives byte-identical results, books, counters, latency and time series included."""
-import importlib.util
 import sys
-from pathlib import Path
 
+import ff_grid
 import pytest
 
 from xskbench import RunConfig, costs, queues
@@ -101,16 +100,7 @@ def test_fast_forward_is_exact_where_other_contexts_change_what_a_spinner_reads(
                                 **settings}))  # each of these differed before the fixes
 
 
-def _load_ff_grid():
-    """benchmarks/ff_grid.py: the grids of configurations the hand-run check sweeps."""
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "ff_grid.py"
-    spec = importlib.util.spec_from_file_location("ff_grid", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_GRID = _load_ff_grid().grid
+_GRID = ff_grid.grid  # benchmarks/ff_grid.py: the grids the hand-run check sweeps
 GRID_STEP = 20  # every 20th configuration of each device's grid: a spread, in ~15 s
 
 
