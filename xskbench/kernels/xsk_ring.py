@@ -76,22 +76,16 @@ def ring_write(m, o, idx, addr, length):
 @njit(cache=True, inline="always")
 def _refresh(m, o, cached, v):
     """A side's cached view of the other side's word becomes ``v`` (counted: the refresh
-    reads the other side's cache line). Returns whether the view moved."""
+    reads the other side's cache line). Returns whether the view moved: the caller marks
+    the quantum ``unsteady`` (no idle spin to replay, engine.spin_until) when the moved
+    view now covers its request, as the same request in the next poll is then met without
+    a refresh. A view that moved but still falls short is refreshed again by the next poll,
+    which sees what this one saw: that poll is the same."""
     moved = v != m[o + cached]
     m[o + cached] = v
     m[o + R_REFRESH] += 1
     m[H_QREFRESH] += 1
     return moved
-
-
-@njit(cache=True, inline="always")
-def _settles(m, moved, enough):
-    """A refresh that moved the view so that it now covers the request: the same request
-    in the next poll is met without one, so that poll differs from this one and this quantum
-    is no steady idle spin to replay (engine.spin_until). A view that moved but still falls
-    short is refreshed again by the next poll, which then sees what this one saw."""
-    if moved and enough:
-        unsteady(m)
 
 
 @njit(cache=True)
@@ -139,7 +133,8 @@ def prod_nb_free(m, o, n, now):
         return free
     moved = _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now))
     free = prod_free_cached(m, o)
-    _settles(m, moved, free >= n)
+    if moved and free >= n:
+        unsteady(m)
     return free
 
 
@@ -184,7 +179,8 @@ def cons_nb_avail(m, o, n, now):
     if avail < n:
         moved = _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now))
         avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
-        _settles(m, moved, avail >= n)
+        if moved and avail >= n:
+            unsteady(m)
     return min(avail, n)
 
 
