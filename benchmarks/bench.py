@@ -13,6 +13,9 @@ moved, received + transmitted, warm-up included, as the CPU time is) and the rea
 the engine's quanta per packet moved and CPU nanoseconds per quantum. Process
 CPU time, not wall time: the machine may be shared, and CPU time is what other jobs distort
 least.
+A *yardstick* — a fixed jitted loop doing a ring's per-descriptor work — is timed before and
+after the cases: this VM's speed drifts (phases 1.5x slower than others) and differs between
+machines, so a table is read against it.
 Start-up is measured in fresh subprocesses: one using this process's numba cache (warm: it
 was just filled), one with an empty temporary ``NUMBA_CACHE_DIR`` (cold: compiles).
 """
@@ -54,6 +57,38 @@ def _config(device, mode, kind, duration):
     return RunConfig(device=device, mode=mode).replace(**{
         "workload.kind": kind, "workload.duration_s": duration,
         "workload.warmup_s": min(0.001, duration / 10)})
+
+
+YARD_N = 10_000_000  # iterations of the yardstick loop per trial (~25-40 ms)
+
+
+def yardstick(trials=5):
+    """CPU nanoseconds per iteration of a fixed jitted loop (load an address, shift it to a
+    frame index, store the frame's owner and a slot, advance a masked index: the kernels'
+    per-descriptor work), best of ``trials``, each on a fresh array."""
+    import numba
+    import numpy as np
+
+    @numba.njit
+    def loop(a, n):
+        mask = (len(a) >> 1) - 1
+        s = 0
+        for i in range(n):
+            addr = a[(i * 7) & mask]
+            f = (addr >> 6) & mask
+            a[mask + 1 + f] = i
+            a[f] = addr + 64
+            s += f
+        return s
+
+    loop(np.arange(16, dtype=np.int64), 1)  # compile
+    best = float("inf")
+    for _ in range(trials):
+        a = np.arange(1 << 13, dtype=np.int64)
+        c0 = time.process_time()
+        loop(a, YARD_N)
+        best = min(best, time.process_time() - c0)
+    return best / YARD_N * 1e9
 
 
 def first_run():
@@ -128,7 +163,9 @@ def measure(duration, repeat, cold):
     doc = {"version": xskbench.__version__, "cpus": os.cpu_count(),
            "python": sys.version.split()[0], "duration_s": duration, "repeat": repeat,
            "target_real_time_factor": TARGET_RTF, "in_process": in_process}
+    doc["yardstick_ns"] = [yardstick()]
     doc["cases"] = [throughput(*case, duration, repeat) for case in CASES]
+    doc["yardstick_ns"].append(yardstick())
     doc["load_average"] = os.getloadavg()[0]  # other jobs on the machine slow the wall clock
     doc["startup"] = {"warm": startup()}
     if cold:
@@ -152,7 +189,9 @@ def render(doc):
                      f"{c['ns_per_quantum']:>12.0f}")
     slow = [c for c in doc["cases"] if c["real_time_factor"] < doc["target_real_time_factor"]]
     lines += [f"{len(doc['cases']) - len(slow)} of {len(doc['cases'])} cases at or above real "
-              f"time (load average {doc['load_average']:.1f} during the runs)", "",
+              f"time (load average {doc['load_average']:.1f} during the runs); yardstick "
+              + " → ".join(f"{y:.2f}" for y in doc["yardstick_ns"])
+              + " ns per iteration before → after", "",
               f"{'start-up':34}{'import s':>10}{'first run s':>13}{'process s':>11}"]
     ip = doc["in_process"]
     lines.append(f"{'this process (before the above)':34}{ip['import_s']:>10.2f}"

@@ -12,11 +12,18 @@ def test_bench_measures_a_run_and_renders_its_row():
     assert 0 < row["quanta_per_packet"] < 1  # a quantum moves a batch of descriptors
     doc = {"version": "x", "cpus": 2, "python": "3", "duration_s": 0.001, "repeat": 1,
            "target_real_time_factor": bench.TARGET_RTF, "cases": [row], "load_average": 0.0,
+           "yardstick_ns": [2.5, 3.75],
            "in_process": {"import_s": 0.1, "first_run_s": 0.2}, "startup": {}}
     text = bench.render(doc)
     assert "null zerocopy txonly" in text
     rtf_ok = row["real_time_factor"] >= bench.TARGET_RTF
     assert f"{int(rtf_ok)} of 1 cases at or above real time" in text
+    assert "yardstick 2.50 → 3.75 ns per iteration" in text
+
+
+def test_yardstick_times_its_loop_per_iteration():
+    ns = bench.yardstick(trials=1)
+    assert 0.05 < ns < 100  # ~2-4 ns on the development VM: a few loads and stores
 
 
 def test_perf_profile_names_engine_device_and_wrapper_symbols():
