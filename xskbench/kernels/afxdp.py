@@ -12,7 +12,7 @@ from .. import ops as op
 from .. import stats as st
 from .engine import charge, count, cx, now, wake
 from .faults import fill_edge, fill_held, fill_stopped, offered_clock, offered_time
-from .jit import njit
+from .jit import ix, njit
 from .layout import (
     CX_SCHED,
     H_APPSTK,
@@ -218,17 +218,17 @@ def app_complete_tx(m, cc, cb):
     ab, _, mask = geometry(m, cq)
     fts, owner, stk, n0, t = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], now(m)
     t0, b = -1, 0  # a batch's frames share the time they were written: one bin for them
-    single, lat = m[H_NSEG] == 1, m[H_LAT]
+    single, lat, shift = m[H_NSEG] == 1, m[H_LAT], m[H_FRAME_SHIFT]
     for i in range(k):
-        addr = m[ab + ((idx + i) & mask)]
-        f = frame_of(m, addr)
+        addr = m[ix(ab + ((idx + i) & mask))]
+        f = addr >> shift
         if single or ends_packet(m, idx + i):  # descriptor written → completion reaped
-            if m[fts + f] != t0:
-                t0 = m[fts + f]
+            if m[ix(fts + f)] != t0:
+                t0 = m[ix(fts + f)]
                 b = latency_bin(t - t0)
-            m[lat + b] += 1
-        m[stk + n0 + i] = addr
-        m[owner + f] = OWN_APP
+            m[ix(lat + b)] += 1
+        m[ix(stk + n0 + i)] = addr
+        m[ix(owner + f)] = OWN_APP
     m[H_APPSTK_N] = n0 + k
     if k:
         cons_release(m, cq, now(m))
@@ -273,17 +273,17 @@ def app_txonly(m, cc, cb):
                 charge(m, cc, cb, op.APP_CSUM, k, k * plen)
             owner, fts, flen, stk = m[H_OWN], m[H_FTS], m[H_FLEN], m[H_APPSTK]
             ab, lb, mask = geometry(m, tx)
-            n0 = m[H_APPSTK_N]
+            n0, shift = m[H_APPSTK_N], m[H_FRAME_SHIFT]
             for i in range(kd):
-                addr = m[stk + n0 - 1 - i]  # pop the application's free frames
-                f = frame_of(m, addr)
+                addr = m[ix(stk + n0 - 1 - i)]  # pop the application's free frames
+                f = addr >> shift
                 j = (idx + i) & mask
                 ln = plen if nseg == 1 else seg_len(m, idx + i, plen)
-                m[ab + j] = addr + hr
-                m[lb + j] = ln
-                m[owner + f] = OWN_TX
-                m[fts + f] = t
-                m[flen + f] = ln
+                m[ix(ab + j)] = addr + hr
+                m[ix(lb + j)] = ln
+                m[ix(owner + f)] = OWN_TX
+                m[ix(fts + f)] = t
+                m[ix(flen + f)] = ln
             m[H_APPSTK_N] = n0 - kd
             prod_submit(m, tx, now(m))
             m[H_OUTSTANDING] += kd
@@ -607,18 +607,18 @@ def zc_tx_peek_batch(m, cc, cb, n):
     else:
         charge(m, cc, cb, op.XSK_TX_PEEK_BATCH, k, 0)
     ck, cidx = prod_reserve(m, cq, k, now(m))
-    scr, hr, owner = m[H_SCR], m[H_HEADROOM], m[H_OWN]
+    scr, hr, owner, shift = m[H_SCR], m[H_HEADROOM], m[H_OWN], m[H_FRAME_SHIFT]
     tab, tlb, tmask = geometry(m, tx)
     cab, clb, cmask = geometry(m, cq)
     for i in range(k):
         j = (idx + i) & tmask
-        addr = m[tab + j]
-        m[scr + 2 * i] = addr
-        m[scr + 2 * i + 1] = m[tlb + j]
+        addr = m[ix(tab + j)]
+        m[ix(scr + 2 * i)] = addr
+        m[ix(scr + 2 * i + 1)] = m[ix(tlb + j)]
         c = (cidx + i) & cmask
-        m[cab + c] = addr - hr
-        m[clb + c] = 0
-        m[owner + frame_of(m, addr)] = OWN_DEV
+        m[ix(cab + c)] = addr - hr
+        m[ix(clb + c)] = 0
+        m[ix(owner + (addr >> shift))] = OWN_DEV
     cons_release(m, tx, now(m))
     m[H_PROGRESS] += k
     charge_refreshes(m, cc, cb)
@@ -634,12 +634,12 @@ def tx_completed(m, cc, cb, k, call_op):
     npk = packets_in(m, i, k)
     charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else npk, 0)
     ab, _, mask = geometry(m, cq)
-    flen, owner = m[H_FLEN], m[H_OWN]
+    flen, owner, shift = m[H_FLEN], m[H_OWN], m[H_FRAME_SHIFT]
     nbytes = 0
     for j in range(k):
-        f = frame_of(m, m[ab + ((i + j) & mask)])
-        nbytes += m[flen + f]
-        m[owner + f] = OWN_CQ
+        f = m[ix(ab + ((i + j) & mask))] >> shift
+        nbytes += m[ix(flen + f)]
+        m[ix(owner + f)] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
     m[H_PROGRESS] += k
     count(m, st.TX_PACKETS, npk)

@@ -29,7 +29,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import bursty, notify_at, offered_clock, offered_time
-from xskbench.kernels.jit import njit
+from xskbench.kernels.jit import ix, njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_READY,
@@ -69,10 +69,10 @@ def dev_words(cap):
 
 # --- the NIC ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def wire_time(m, ln):
-    """How long a frame of ``ln`` bytes holds the wire: its bits at the link rate, at least
-    the NIC's packet-rate gap."""
-    return max(m[D_LINE_GAP], ((ln + WIRE_OVERHEAD) * m[D_BYTE_GAP]) >> BYTE_GAP_SHIFT)
+def wire_time(ln, line_gap, byte_gap):
+    """How long a frame of ``ln`` bytes holds the wire: its bits at the link rate
+    (``byte_gap``: D_BYTE_GAP), at least the NIC's packet-rate gap (``line_gap``)."""
+    return max(line_gap, ((ln + WIRE_OVERHEAD) * byte_gap) >> BYTE_GAP_SHIFT)
 
 
 @njit(cache=True)
@@ -80,18 +80,20 @@ def _post_tx(m, scr, n, t):
     """Hand ``n`` descriptors (addr, len pairs from ``scr``) to the wire: a packet of
     H_NSEG descriptors (one per buffer) holds the wire once for its whole length, and its
     descriptors are done together when the wire has sent it."""
-    cap, nseg = m[D_CAP], m[H_NSEG]
+    mask, nseg, txq = m[D_CAP] - 1, m[H_NSEG], m[D_TXQ]
+    # the wire and the queue's head in locals: stores to the arena might alias header words
+    free, head, line_gap, byte_gap = m[D_WIRE_FREE], m[D_TX_HEAD], m[D_LINE_GAP], m[D_BYTE_GAP]
     for p in range(0, n, nseg):
         ln = 0
         for i in range(p, p + nseg):
-            ln += m[scr + 2 * i + 1]
-        done = max(t, m[D_WIRE_FREE]) + wire_time(m, ln)
-        m[D_WIRE_FREE] = done
+            ln += m[ix(scr + 2 * i + 1)]
+        free = max(t, free) + wire_time(ln, line_gap, byte_gap)
         for i in range(p, p + nseg):
-            slot = m[D_TXQ] + 2 * (m[D_TX_HEAD] & (cap - 1))
-            m[slot] = m[scr + 2 * i]
-            m[slot + 1] = done
-            m[D_TX_HEAD] += 1
+            slot = txq + 2 * (head & mask)
+            m[ix(slot)] = m[ix(scr + 2 * i)]
+            m[ix(slot + 1)] = free
+            head += 1
+    m[D_WIRE_FREE], m[D_TX_HEAD] = free, head
 
 
 @njit(cache=True, inline="always")
@@ -149,11 +151,13 @@ def poll(m, cc, cb, budget):
     t = now(m)
     done = 0
     # a packet's descriptors finish together: reaping never stops inside one
-    while m[D_TX_TAIL] < m[D_TX_HEAD] and (done < budget or m[D_TX_TAIL] % m[H_NSEG]):
-        if m[m[D_TXQ] + 2 * (m[D_TX_TAIL] & (cap - 1)) + 1] > t:
+    tail, head, txq, nseg = m[D_TX_TAIL], m[D_TX_HEAD], m[D_TXQ], m[H_NSEG]
+    while tail < head and (done < budget or tail % nseg):
+        if m[ix(txq + 2 * (tail & (cap - 1)) + 1)] > t:
             break
-        m[D_TX_TAIL] += 1
+        tail += 1
         done += 1
+    m[D_TX_TAIL] = tail
     if done:
         charge(m, cc, cb, op.NULL_CLEAN_TX, done, 0)
         if zc:

@@ -22,7 +22,8 @@ def setup(cfg, hz, cc, cb):
     m[k.D_TXQ], m[k.D_RXQ] = mach.rings["null_txq"], mach.rings["null_rxq"]
     m[k.D_CAP], m[k.D_LINE_GAP] = n.ring_size, round(mc_per_s / n.line_rate_pps)
     m[k.D_BYTE_GAP] = round(8 * mc_per_s / (n.link_gbps * 1e9) * 2 ** k.BYTE_GAP_SHIFT)
-    wire = k.wire_time(m, cfg.workload.packet_size)  # every arrival is packet_size long
+    # every arrival is packet_size long
+    wire = k.wire_time(cfg.workload.packet_size, m[k.D_LINE_GAP], m[k.D_BYTE_GAP])
     m[k.D_ARR_GAP] = wire if rate is None else max(wire, round(mc_per_s / rate))
     m[k.D_BUDGET] = n.napi_budget
     m[k.D_IRQ_DELAY] = round(n.irq_delay_ns * 1e-9 * mc_per_s)
