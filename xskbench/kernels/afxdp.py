@@ -101,7 +101,7 @@ def frame_of(m, addr):
 
 @njit(cache=True, inline="always")
 def own(m, addr, who):
-    m[m[H_OWN] + frame_of(m, addr)] = who
+    m[ix(m[H_OWN] + frame_of(m, addr))] = who
 
 
 @njit(cache=True, inline="always")
@@ -137,7 +137,7 @@ def whole(m, n):
 
 @njit(cache=True)
 def app_push(m, addr):
-    m[m[H_APPSTK] + m[H_APPSTK_N]] = addr
+    m[ix(m[H_APPSTK] + m[H_APPSTK_N])] = addr
     m[H_APPSTK_N] += 1
     own(m, addr, OWN_APP)
 
@@ -145,13 +145,13 @@ def app_push(m, addr):
 @njit(cache=True)
 def app_pop(m):
     m[H_APPSTK_N] -= 1
-    return m[m[H_APPSTK] + m[H_APPSTK_N]]
+    return m[ix(m[H_APPSTK] + m[H_APPSTK_N])]
 
 
 @njit(cache=True)
 def pool_push(m, addr):
     """xsk_buff_free: a driver-held buffer goes to the pool's free list, not the fill ring."""
-    m[m[H_POOL] + m[H_POOL_N]] = addr
+    m[ix(m[H_POOL] + m[H_POOL_N])] = addr
     m[H_POOL_N] += 1
     own(m, addr, OWN_POOL)
 
@@ -164,7 +164,7 @@ def latency_sample(m, t0):
 
 @njit(cache=True, inline="always")
 def latency_add(m, dt):
-    m[m[H_LAT] + latency_bin(dt)] += 1
+    m[ix(m[H_LAT] + latency_bin(dt))] += 1
 
 
 @njit(cache=True, inline="always")
@@ -337,7 +337,7 @@ def app_rx(m, cc, cb):
             addr = ring_addr(m, rx, idx + i)
             nbytes += ring_len(m, rx, idx + i)
             if ends_packet(m, idx + i):
-                latency_sample(m, m[m[H_FTS] + frame_of(m, addr)])
+                latency_sample(m, m[ix(m[H_FTS] + frame_of(m, addr))])
             app_push(m, addr & -m[H_FRAME])  # the chunk's start
         cons_release(m, rx, now(m))
         app_fill(m, cc, cb)
@@ -352,7 +352,7 @@ def app_rx(m, cc, cb):
             if i < tk:
                 ring_write(m, tx, tidx + i, addr, ln)
                 own(m, addr, OWN_TX)
-                m[m[H_FLEN] + frame_of(m, addr)] = ln
+                m[ix(m[H_FLEN] + frame_of(m, addr))] = ln
             else:  # testpmd frees what the TX ring did not take: TX-errors
                 app_push(m, addr & -m[H_FRAME])  # the chunk's start
         cons_release(m, rx, now(m))
@@ -407,7 +407,7 @@ def charge_refreshes(m, cc, cb):
     the refreshes made since the last call (the rings count them as they happen)."""
     n = 0
     for slot in (H_FQ, H_CQ, H_RX, H_TX):
-        n += m[m[slot] + R_REFRESH]
+        n += m[ix(m[ix(slot)] + R_REFRESH)]
     if n > m[H_NREFRESH]:
         if n - m[H_NREFRESH] != m[H_QREFRESH]:  # some made by another context: the next
             unsteady(m)  # poll charges fewer, this is no steady idle spin
@@ -441,18 +441,18 @@ def zc_alloc_batch(m, cc, cb, n):
     k = 0
     while k < n and m[H_POOL_N] > 0:
         m[H_POOL_N] -= 1
-        m[scr + k] = m[m[H_POOL] + m[H_POOL_N]]
+        m[ix(scr + k)] = m[ix(m[H_POOL] + m[H_POOL_N])]
         k += 1
     if k < n:
         fq = m[H_FQ]
         j, idx = cons_peek(m, fq, n - k, now(m))
         for i in range(j):
-            m[scr + k + i] = ring_addr(m, fq, idx + i)
+            m[ix(scr + k + i)] = ring_addr(m, fq, idx + i)
         k += j
         if k < n:
             count(m, st.FILL_EMPTY, 1)
     for i in range(k):
-        own(m, m[scr + i], OWN_DEV)
+        own(m, m[ix(scr + i)], OWN_DEV)
     charge(m, cc, cb, op.XSK_BUFF_ALLOC_BATCH, k, 0)
     m[H_PROGRESS] += k
     charge_refreshes(m, cc, cb)
@@ -488,7 +488,7 @@ def rx_put(m, idx, addr, length, t0):
     """Fill the reserved RX descriptor ``idx`` with a buffer that arrived at ``t0``."""
     ring_write(m, m[H_RX], idx, addr + m[H_HEADROOM], length)
     own(m, addr, OWN_RX)
-    m[m[H_FTS] + frame_of(m, addr)] = t0
+    m[ix(m[H_FTS] + frame_of(m, addr))] = t0
 
 
 @njit(cache=True)
@@ -510,11 +510,11 @@ def xsk_rcv_zc_frags(m, cc, cb, length, t0):
     if prod_nb_free(m, m[H_RX], n, now(m)) < n:
         count(m, st.RX_RING_FULL, 1)
         for i in range(n):
-            pool_push(m, m[scr + i])
+            pool_push(m, m[ix(scr + i)])
         return False
     for i in range(n):
         charge(m, cc, cb, op.XSK_RCV_ZC, 1, 0)
-        _rx_desc(m, m[scr + i], seg_len(m, i, length), t0)
+        _rx_desc(m, m[ix(scr + i)], seg_len(m, i, length), t0)
     return True
 
 
@@ -528,7 +528,7 @@ def xsk_rcv_copy(m, cc, cb, length, t0):
     fq = m[H_FQ]
     if m[H_POOL_N] > 0:
         m[H_POOL_N] -= 1
-        addr = m[m[H_POOL] + m[H_POOL_N]]
+        addr = m[ix(m[H_POOL] + m[H_POOL_N])]
     else:
         j, idx = cons_peek(m, fq, 1, now(m))
         if j == 0:
@@ -563,7 +563,7 @@ def _xsk_rcv_copy_frags(m, cc, cb, length, t0):
     for i in range(n):
         if i < from_pool:
             m[H_POOL_N] -= 1
-            addr = m[m[H_POOL] + m[H_POOL_N]]
+            addr = m[ix(m[H_POOL] + m[H_POOL_N])]
         else:
             addr = ring_addr(m, fq, idx + i - from_pool)
         ln = seg_len(m, i, length)
@@ -630,7 +630,7 @@ def tx_completed(m, cc, cb, k, call_op):
     """xsk_tx_completed / the skb destructor (one per packet): publish ``k`` completions
     (one per descriptor) in order and count the packets they end as transmitted."""
     cq = m[H_CQ]
-    i = m[cq + R_PROD]  # the oldest reserved, unpublished completion
+    i = m[ix(cq + R_PROD)]  # the oldest reserved, unpublished completion
     npk = packets_in(m, i, k)
     charge(m, cc, cb, call_op, 1 if call_op == op.XSK_TX_COMPLETED else npk, 0)
     ab, _, mask = geometry(m, cq)
@@ -699,8 +699,8 @@ def generic_xmit_frags(m, cc, cb, copy_payload):
         addr = ring_addr(m, tx, idx + i)
         ln = ring_len(m, tx, idx + i)
         ring_write(m, cq, cidx + i, addr - m[H_HEADROOM], 0)
-        m[scr + 2 * i] = addr
-        m[scr + 2 * i + 1] = ln
+        m[ix(scr + 2 * i)] = addr
+        m[ix(scr + 2 * i + 1)] = ln
         total += ln
         own(m, addr, OWN_SKB)
     charge(m, cc, cb, op.XSK_GENERIC_XMIT, n, 0)
@@ -710,7 +710,7 @@ def generic_xmit_frags(m, cc, cb, copy_payload):
         charge(m, cc, cb, op.SKB_STORE_BITS, n, total)
     charge(m, cc, cb, op.DEV_DIRECT_XMIT, 1, 0)
     m[H_PROGRESS] += n
-    return m[scr], total
+    return m[ix(scr)], total
 
 
 @njit(cache=True)
@@ -723,7 +723,7 @@ def generic_xmit_busy(m, addr):
     if n == 1:
         own(m, addr, OWN_TX)
     for i in range(n if n > 1 else 0):
-        own(m, m[m[H_SCR] + 2 * i], OWN_TX)
+        own(m, m[ix(m[H_SCR] + 2 * i)], OWN_TX)
 
 
 @njit(cache=True)
@@ -779,19 +779,19 @@ BP_WORDS = 7
 
 def bp_init(m, bp, xsk, napi_id, mc_per_s):
     """Fill a device's busy-poll words at setup (plain Python)."""
-    m[bp + BP_NAPI_ID] = int(bool(napi_id) and xsk.busy_poll)
-    m[bp + BP_MASKED] = 0
-    m[bp + BP_DEFER] = 0
-    m[bp + BP_DUE] = INF
-    m[bp + BP_TIMEOUT] = round(xsk.gro_flush_timeout_ns * 1e-9 * mc_per_s)
-    m[bp + BP_DEFER_CFG] = xsk.napi_defer_hard_irqs
-    m[bp + BP_PREFER] = 0
+    m[ix(bp + BP_NAPI_ID)] = int(bool(napi_id) and xsk.busy_poll)
+    m[ix(bp + BP_MASKED)] = 0
+    m[ix(bp + BP_DEFER)] = 0
+    m[ix(bp + BP_DUE)] = INF
+    m[ix(bp + BP_TIMEOUT)] = round(xsk.gro_flush_timeout_ns * 1e-9 * mc_per_s)
+    m[ix(bp + BP_DEFER_CFG)] = xsk.napi_defer_hard_irqs
+    m[ix(bp + BP_PREFER)] = 0
 
 
 @njit(cache=True, inline="always")
 def bp_masked(m, bp):
     """The device interrupt stays masked: the busy poller or the watchdog polls instead."""
-    return m[bp + BP_MASKED] != 0
+    return m[ix(bp + BP_MASKED)] != 0
 
 
 BP_OFF, BP_SOFTIRQ, BP_POLL = range(3)  # what bp_begin found
@@ -803,11 +803,11 @@ def bp_begin(m, cc, cb, bp, c):
     BP_SOFTIRQ when softirq owns the NAPI (context ``c``): napi_busy_loop sets
     NAPI_STATE_PREFER_BUSY_POLL so the softirq yields after its current poll; BP_POLL: the
     caller polls (one non-blocking pass, bp_stop, busy_poll_stop's poll, bp_end)."""
-    if m[bp + BP_NAPI_ID] == 0:
+    if m[ix(bp + BP_NAPI_ID)] == 0:
         return BP_OFF
     charge(m, cc, cb, op.SK_BUSY_LOOP, 1, 0)
     if cx(m, c, CX_SCHED):
-        m[bp + BP_PREFER] = 1
+        m[ix(bp + BP_PREFER)] = 1
         return BP_SOFTIRQ
     return BP_POLL
 
@@ -817,9 +817,9 @@ def bp_end(m, bp, c):
     """After the two busy polls: count them; while the interrupt stays masked the NAPI
     context ``c`` sleeps until the watchdog is due (True)."""
     count(m, st.BUSY_POLLS, 2)
-    if m[bp + BP_MASKED] == 0:
+    if m[ix(bp + BP_MASKED)] == 0:
         return False
-    wake(m, c, m[bp + BP_DUE])
+    wake(m, c, m[ix(bp + BP_DUE)])
     return True
 
 
@@ -828,9 +828,9 @@ def bp_yield(m, bp):
     """net_rx_action's napi_poll after a poll that had more work: with prefer-busy-poll set
     it completes the NAPI instead of polling again (napi_complete_done clears the flag,
     defers the interrupt and arms the watchdog). True when the softirq yields."""
-    if m[bp + BP_PREFER] == 0:
+    if m[ix(bp + BP_PREFER)] == 0:
         return False
-    m[bp + BP_PREFER] = 0
+    m[ix(bp + BP_PREFER)] = 0
     bp_stop(m, bp)
     return True
 
@@ -840,10 +840,10 @@ def bp_stop(m, bp):
     """busy_poll_stop with prefer-busy-poll: if napi_defer_hard_irqs and gro_flush_timeout
     are both set, arm the napi_watchdog hrtimer and keep the interrupt masked (returns
     True); else the driver re-enables its interrupt as after any NAPI poll (False)."""
-    if m[bp + BP_DEFER_CFG] > 0 and m[bp + BP_TIMEOUT] > 0:
-        m[bp + BP_MASKED] = 1
-        m[bp + BP_DEFER] = m[bp + BP_DEFER_CFG]
-        m[bp + BP_DUE] = now(m) + m[bp + BP_TIMEOUT]
+    if m[ix(bp + BP_DEFER_CFG)] > 0 and m[ix(bp + BP_TIMEOUT)] > 0:
+        m[ix(bp + BP_MASKED)] = 1
+        m[ix(bp + BP_DEFER)] = m[ix(bp + BP_DEFER_CFG)]
+        m[ix(bp + BP_DUE)] = now(m) + m[ix(bp + BP_TIMEOUT)]
         return True
     return False
 
@@ -853,9 +853,9 @@ def bp_watchdog(m, cc, cb, bp):
     """A NAPI context woken while masked: is this the watchdog firing (True: the hrtimer
     interrupt runs napi_watchdog → __napi_schedule_irqoff), or a stale wake-up before a
     later re-arm (False: the caller sleeps until ``BP_DUE``)?"""
-    if now(m) < m[bp + BP_DUE]:
+    if now(m) < m[ix(bp + BP_DUE)]:
         return False
-    m[bp + BP_DUE] = INF
+    m[ix(bp + BP_DUE)] = INF
     charge(m, cc, cb, op.NAPI_WATCHDOG, 1, 0)
     count(m, st.WATCHDOG_POLLS, 1)
     return True
@@ -867,7 +867,7 @@ def bp_sleeps(m, cc, cb, bp, ctx):
     masked: True when the wake-up predates the watchdog's re-arm (it sleeps again until
     ``BP_DUE``; the quantum ends), False when the poll goes ahead (possibly the watchdog's)."""
     if bp_masked(m, bp) and not cx(m, ctx, CX_SCHED) and not bp_watchdog(m, cc, cb, bp):
-        wake(m, ctx, m[bp + BP_DUE])
+        wake(m, ctx, m[ix(bp + BP_DUE)])
         return True
     return False
 
@@ -878,10 +878,10 @@ def bp_complete(m, bp, work):
     while it is above zero the count drops, the timer is re-armed and the interrupt stays
     masked (True); at zero the driver re-enables its interrupt (False)."""
     if work:
-        m[bp + BP_DEFER] = m[bp + BP_DEFER_CFG]
-    if m[bp + BP_DEFER] > 0:
-        m[bp + BP_DEFER] -= 1
-        m[bp + BP_DUE] = now(m) + m[bp + BP_TIMEOUT]
+        m[ix(bp + BP_DEFER)] = m[ix(bp + BP_DEFER_CFG)]
+    if m[ix(bp + BP_DEFER)] > 0:
+        m[ix(bp + BP_DEFER)] -= 1
+        m[ix(bp + BP_DUE)] = now(m) + m[ix(bp + BP_TIMEOUT)]
         return True
-    m[bp + BP_MASKED] = 0
+    m[ix(bp + BP_MASKED)] = 0
     return False

@@ -15,7 +15,7 @@ import numpy as np
 from .. import ops
 from ..stats import INTERRUPTS, KSOFTIRQD_HANDOFFS
 from .faults import sample_delivered, stall_end, stall_next
-from .jit import njit
+from .jit import ix, njit
 from .layout import (
     CX_A,
     CX_CPU,
@@ -99,12 +99,12 @@ from .xsk_ring import ring_entries
 
 @njit(cache=True, inline="always")
 def cx(m, c, field):
-    return m[m[H_CTX] + c * CX_N + field]
+    return m[ix(m[H_CTX] + c * CX_N + field)]
 
 
 @njit(cache=True, inline="always")
 def cx_set(m, c, field, v):
-    m[m[H_CTX] + c * CX_N + field] = v
+    m[ix(m[H_CTX] + c * CX_N + field)] = v
 
 
 @njit(cache=True)
@@ -131,7 +131,7 @@ def candidate(m):
         r = cx(m, c, CX_READY)
         if r >= INF:
             continue
-        t = stall_end(m, c, max(r, m[clk + cx(m, c, CX_CPU)]))
+        t = stall_end(m, c, max(r, m[ix(clk + cx(m, c, CX_CPU))]))
         p = cx(m, c, CX_PRIO)
         last = cx(m, c, CX_LAST)
         if earlier(t, p, last, best_t, best_p, best_last):
@@ -143,7 +143,7 @@ def candidate(m):
 def begin(m, c):
     """Start a quantum of ``c``: its CPU's clock jumps over idle time to when it can run."""
     cpu = cx(m, c, CX_CPU)
-    t = stall_end(m, c, max(cx(m, c, CX_READY), m[m[H_CLK] + cpu]))
+    t = stall_end(m, c, max(cx(m, c, CX_READY), m[ix(m[H_CLK] + cpu)]))
     if m[H_SNAP_DONE] == 0 and t >= m[H_WARM]:
         snapshot(m)
     _open(m, c, t)
@@ -206,12 +206,12 @@ def finish(m, c):
     restarts)."""
     cpu = cx(m, c, CX_CPU)
     end = m[H_NOW] + m[H_QACC]
-    m[m[H_CLK] + cpu] = end
-    m[m[H_CPULAB] + cpu] = m[H_QLABEL]
+    m[ix(m[H_CLK] + cpu)] = end
+    m[ix(m[H_CPULAB] + cpu)] = m[H_QLABEL]
     # the quantum's length, negative if it moved nothing (snapshot trims busy and idle alike)
-    m[m[H_CPULAST] + cpu] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
+    m[ix(m[H_CPULAST] + cpu)] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
     past_end = min(end - m[H_END], m[H_QACC]) if end > m[H_END] else 0
-    m[m[H_OVER] + m[H_QLABEL]] += past_end  # the part past the end is outside the window
+    m[ix(m[H_OVER] + m[H_QLABEL])] += past_end  # the part past the end is outside the window
     _settle(m, c, past_end, end)
 
 
@@ -227,14 +227,14 @@ def _settle(m, c, past_end, end):
     if m[H_PROGRESS] == m[H_QPROG0]:  # moved nothing: an empty poll (DPDK's idle cycles)
         if m[H_QMULTI]:  # per label: a syscall's share stays the syscall's
             for lab in range(m[H_NLABEL]):
-                m[m[H_IDLE] + lab] += m[m[H_BUSY] + lab] - m[m[H_QBUSY0] + lab]
+                m[ix(m[H_IDLE] + lab)] += m[ix(m[H_BUSY] + lab)] - m[ix(m[H_QBUSY0] + lab)]
         else:
-            m[m[H_IDLE] + m[H_QLABEL]] += m[H_QACC]
-        m[m[H_IDLE] + m[H_QLABEL]] -= past_end  # outside the window, as for busy
+            m[ix(m[H_IDLE] + m[H_QLABEL])] += m[H_QACC]
+        m[ix(m[H_IDLE] + m[H_QLABEL])] -= past_end  # outside the window, as for busy
         if not m[H_QIDLED] and not m[H_STIR]:
             # an idle quantum other than the last idle log came between: a quantum like
             # that one is no longer known to repeat itself
-            m[m[H_IDLELOG] + c * IDLELOG_WORDS] = -1
+            m[ix(m[H_IDLELOG] + c * IDLELOG_WORDS)] = -1
     if m[H_PARKED] and _moved(m):
         # it moved or stirred something: every spinner watching it may find work now (this
         # context's last idle log stays: an idle quantum just like it is steady at once)
@@ -292,8 +292,8 @@ def switch_label(m, label):
     if not m[H_QMULTI]:
         m[H_QMULTI] = 1
         for lab in range(m[H_NLABEL]):
-            m[m[H_QBUSY0] + lab] = m[m[H_BUSY] + lab]
-        m[m[H_QBUSY0] + m[H_QLABEL]] -= m[H_QACC]
+            m[ix(m[H_QBUSY0] + lab)] = m[ix(m[H_BUSY] + lab)]
+        m[ix(m[H_QBUSY0] + m[H_QLABEL])] -= m[H_QACC]
     m[H_QLABEL] = label
 
 
@@ -307,11 +307,11 @@ def now(m):
 def charge(m, cc, cb, op, n, nbytes):
     """Count ``n`` calls of ``op`` handling ``nbytes`` bytes, and their cycles."""
     base = m[H_QLABEL] * m[H_NOPS] + op
-    m[m[H_OPS] + base] += n
-    m[m[H_OPB] + base] += nbytes
-    cost = n * cc[op] + nbytes * cb[op]
+    m[ix(m[H_OPS] + base)] += n
+    m[ix(m[H_OPB] + base)] += nbytes
+    cost = n * cc[ix(op)] + nbytes * cb[ix(op)]
     m[H_QACC] += cost
-    m[m[H_BUSY] + m[H_QLABEL]] += cost
+    m[ix(m[H_BUSY] + m[H_QLABEL])] += cost
     _log(m, op, n, nbytes)
 
 
@@ -324,10 +324,10 @@ def _log(m, code, n, nbytes):
     k = m[H_QLOG_N]
     if k < QLOG_LEN:
         base = m[H_QLOG] + 4 * k
-        m[base] = code
-        m[base + 1] = n
-        m[base + 2] = nbytes
-        m[base + 3] = m[H_QLABEL]
+        m[ix(base)] = code
+        m[ix(base + 1)] = n
+        m[ix(base + 2)] = nbytes
+        m[ix(base + 3)] = m[H_QLABEL]
     m[H_QLOG_N] = k + 1
 
 
@@ -336,7 +336,7 @@ DRAW = -(1 << 20)  # quantum log code of a random draw: a replay draws as often 
 
 @njit(cache=True)
 def count(m, stat, n):
-    m[m[H_CNT] + stat] += n
+    m[ix(m[H_CNT] + stat)] += n
     _log(m, -1 - stat, n, 0)
 
 
@@ -387,23 +387,23 @@ def snapshot(m):
     m[H_SNAP_DONE] = 1
     nl, no = m[H_NLABEL], m[H_NOPS]
     for i in range(nl * no):
-        m[m[H_BASE_OPS] + i] = m[m[H_OPS] + i]
-        m[m[H_BASE_OPB] + i] = m[m[H_OPB] + i]
+        m[ix(m[H_BASE_OPS] + i)] = m[ix(m[H_OPS] + i)]
+        m[ix(m[H_BASE_OPB] + i)] = m[ix(m[H_OPB] + i)]
     for i in range(nl):
-        m[m[H_BASE_BUSY] + i] = m[m[H_BUSY] + i]
-        m[m[H_BASE_IDLE] + i] = m[m[H_IDLE] + i]
+        m[ix(m[H_BASE_BUSY] + i)] = m[ix(m[H_BUSY] + i)]
+        m[ix(m[H_BASE_IDLE] + i)] = m[ix(m[H_IDLE] + i)]
     for i in range(m[H_NCNT]):
-        m[m[H_BASE_CNT] + i] = m[m[H_CNT] + i]
+        m[ix(m[H_BASE_CNT] + i)] = m[ix(m[H_CNT] + i)]
     for i in range(LAT_BINS):
-        m[m[H_BASE_LAT] + i] = m[m[H_LAT] + i]
+        m[ix(m[H_BASE_LAT] + i)] = m[ix(m[H_LAT] + i)]
     for cpu in range(m[H_NCPU]):  # the part of a CPU's last quantum after warm-up is in
-        past = m[m[H_CLK] + cpu] - m[H_WARM]
-        last = m[m[H_CPULAST] + cpu]
+        past = m[ix(m[H_CLK] + cpu)] - m[H_WARM]
+        last = m[ix(m[H_CPULAST] + cpu)]
         if past > 0:
-            lab = m[m[H_CPULAB] + cpu]
-            m[m[H_BASE_BUSY] + lab] -= min(past, abs(last))
+            lab = m[ix(m[H_CPULAB] + cpu)]
+            m[ix(m[H_BASE_BUSY] + lab)] -= min(past, abs(last))
             if last < 0:  # an empty poll: its part after warm-up is idle in the window too
-                m[m[H_BASE_IDLE] + lab] -= min(past, -last)
+                m[ix(m[H_BASE_IDLE] + lab)] -= min(past, -last)
 
 
 
@@ -414,9 +414,9 @@ def sample(m):
     nr = m[H_TS_NRINGS]
     while m[H_TS_N] < m[H_TS_CAP] and t >= m[H_TS_NEXT]:
         base = m[H_TS] + m[H_TS_N] * (1 + nr)
-        m[base] = m[H_TS_NEXT]
+        m[ix(base)] = m[H_TS_NEXT]
         for i in range(nr):
-            m[base + 1 + i] = ring_entries(m, m[m[H_TS_RINGS] + i])
+            m[ix(base + 1 + i)] = ring_entries(m, m[ix(m[H_TS_RINGS] + i)])
         sample_delivered(m, m[H_TS_N])
         m[H_TS_N] += 1
         m[H_TS_NEXT] += m[H_TS_DT]
@@ -443,7 +443,7 @@ def horizon(m, c, unparked=False):
         r = cx(m, o, CX_READY)
         if o != c and r < INF:
             o_cpu = cx(m, o, CX_CPU)
-            s = max(r, m[clk + o_cpu])
+            s = max(r, m[ix(clk + o_cpu)])
             if o_cpu != cpu and not (unparked and (cx(m, o, CX_WATCH) >> c) & 1):
                 s = max(s, cx(m, o, CX_PARK))
             t = min(t, s)
@@ -473,15 +473,15 @@ def _as_last_idle(m, c, k):
     ``c``'s last idle quantum; if not, it becomes that one."""
     base, log = m[H_IDLELOG] + c * IDLELOG_WORDS, m[H_QLOG]
     m[H_QIDLED] = 1
-    if m[base] == k and m[base + 1] == m[H_QACC]:
+    if m[ix(base)] == k and m[ix(base + 1)] == m[H_QACC]:
         for i in range(4 * k):
-            if m[base + 2 + i] != m[log + i]:
+            if m[ix(base + 2 + i)] != m[ix(log + i)]:
                 break
         else:
             return True
-    m[base], m[base + 1] = k, m[H_QACC]
+    m[ix(base)], m[ix(base + 1)] = k, m[H_QACC]
     for i in range(4 * k):
-        m[base + 2 + i] = m[log + i]
+        m[ix(base + 2 + i)] = m[ix(log + i)]
     return False
 
 
@@ -519,24 +519,24 @@ def spin_until(m, cc, cb, until):
         return True
     label = m[H_QLABEL]
     for i in range(k):
-        if m[m[H_QLOG] + 4 * i + 3] != label:  # the replay charges another label too
+        if m[ix(m[H_QLOG] + 4 * i + 3)] != label:  # the replay charges another label too
             switch_label(m, label)
     for i in range(k):
         base = m[H_QLOG] + 4 * i
-        code, n, nbytes = m[base], m[base + 1] * reps, m[base + 2] * reps
+        code, n, nbytes = m[ix(base)], m[ix(base + 1)] * reps, m[ix(base + 2)] * reps
         if code == DRAW:  # keep the seeded stream where quantum by quantum would leave it
             for _ in range(n):
                 np.random.random()
         elif code < 0:
-            m[m[H_CNT] - 1 - code] += n
+            m[ix(m[H_CNT] - 1 - code)] += n
         else:
-            m[H_QLABEL] = m[base + 3]
+            m[H_QLABEL] = m[ix(base + 3)]
             o = m[H_QLABEL] * m[H_NOPS] + code
-            m[m[H_OPS] + o] += n
-            m[m[H_OPB] + o] += nbytes
+            m[ix(m[H_OPS] + o)] += n
+            m[ix(m[H_OPB] + o)] += nbytes
             cost = n * cc[code] + nbytes * cb[code]
             m[H_QACC] += cost
-            m[m[H_BUSY] + m[H_QLABEL]] += cost
+            m[ix(m[H_BUSY] + m[H_QLABEL])] += cost
     m[H_QLABEL] = label
     return True
 

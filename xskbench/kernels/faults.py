@@ -9,7 +9,7 @@ without faults are bit-identical to runs of a build without this module.
 import numpy as np
 
 from .. import stats as st
-from .jit import njit
+from .jit import ix, njit
 from .layout import (
     CX_N,
     CX_STALL,
@@ -47,7 +47,7 @@ def stall_end(m, c, t):
     """When context ``c`` can start if it could at ``t``: a descheduled context (in its stall
     window) waits for the window's end and charges nothing meanwhile."""
     base = m[H_CTX] + c * CX_N
-    e = window_end(t, m[base + CX_STALL], m[base + CX_STALL_PER])
+    e = window_end(t, m[ix(base + CX_STALL)], m[ix(base + CX_STALL_PER)])
     return e if e else t
 
 
@@ -56,7 +56,7 @@ def stall_next(m, c, t):
     """The start of context ``c``'s first stall window after ``t`` (INF: none): an idle
     spin replayed past it would poll while the context is descheduled."""
     base = m[H_CTX] + c * CX_N
-    dur, per = m[base + CX_STALL], m[base + CX_STALL_PER]
+    dur, per = m[ix(base + CX_STALL)], m[ix(base + CX_STALL_PER)]
     if dur <= 0:
         return INF
     return (t // per + 1) * per
@@ -68,18 +68,18 @@ def notify_at(m, t):
     the faults applied (spike window at issue, then lost or late by the seeded draw). INF
     means lost: the caller leaves the target as if nothing had been sent."""
     f = m[H_FAULT]
-    if f == 0 or m[f + F_NOTIFY] == 0:
+    if f == 0 or m[ix(f + F_NOTIFY)] == 0:
         return t
     unsteady(m)  # its draws and tallies: not a quantum to replay (spin_until)
-    if window_end(m[H_NOW] + m[H_QACC], m[f + F_SPIKE_LEN], m[f + F_SPIKE_PER]):
-        t += m[f + F_SPIKE]
-        m[f + F_N_SPIKED] += 1
-    if m[f + F_LOST_PPM] and np.random.random() * 1e6 < m[f + F_LOST_PPM]:
-        m[f + F_N_LOST] += 1
+    if window_end(m[H_NOW] + m[H_QACC], m[ix(f + F_SPIKE_LEN)], m[ix(f + F_SPIKE_PER)]):
+        t += m[ix(f + F_SPIKE)]
+        m[ix(f + F_N_SPIKED)] += 1
+    if m[ix(f + F_LOST_PPM)] and np.random.random() * 1e6 < m[ix(f + F_LOST_PPM)]:
+        m[ix(f + F_N_LOST)] += 1
         return INF
-    if m[f + F_LATE_PPM] and np.random.random() * 1e6 < m[f + F_LATE_PPM]:
-        m[f + F_N_LATE] += 1
-        t += m[f + F_LATE]
+    if m[ix(f + F_LATE_PPM)] and np.random.random() * 1e6 < m[ix(f + F_LATE_PPM)]:
+        m[ix(f + F_N_LATE)] += 1
+        t += m[ix(f + F_LATE)]
     return t
 
 
@@ -87,9 +87,9 @@ def notify_at(m, t):
 def fill_stopped(m, t):
     """Fill-ring starvation: the application does not refill inside a stop window."""
     f = m[H_FAULT]
-    if f == 0 or window_end(t, m[f + F_FILL_LEN], m[f + F_FILL_PER]) == 0:
+    if f == 0 or window_end(t, m[ix(f + F_FILL_LEN)], m[ix(f + F_FILL_PER)]) == 0:
         return False
-    m[f + F_N_FILL_SKIPS] += 1
+    m[ix(f + F_N_FILL_SKIPS)] += 1
     unsteady(m)  # a tally spin_until would not repeat: no replay
     return True
 
@@ -99,7 +99,7 @@ def fill_held(m):
     """The application holds frames a stop window kept from the fill ring: it refills them on
     its next loop (xdpsock refills only after a receive, which may never come otherwise)."""
     f = m[H_FAULT]
-    return f != 0 and m[f + F_FILL_LEN] > 0 and m[H_APPSTK_N] > 0
+    return f != 0 and m[ix(f + F_FILL_LEN)] > 0 and m[H_APPSTK_N] > 0
 
 
 @njit(cache=True)
@@ -107,17 +107,17 @@ def fill_edge(m, t):
     """The next start or end of a fill-ring stop window after ``t`` while the application
     holds frames (INF otherwise): its refill attempts change there by themselves."""
     f = m[H_FAULT]
-    if f == 0 or m[f + F_FILL_LEN] <= 0 or m[H_APPSTK_N] == 0:
+    if f == 0 or m[ix(f + F_FILL_LEN)] <= 0 or m[H_APPSTK_N] == 0:
         return INF
-    e = window_end(t, m[f + F_FILL_LEN], m[f + F_FILL_PER])
-    return e if e else (t // m[f + F_FILL_PER] + 1) * m[f + F_FILL_PER]
+    e = window_end(t, m[ix(f + F_FILL_LEN)], m[ix(f + F_FILL_PER)])
+    return e if e else (t // m[ix(f + F_FILL_PER)] + 1) * m[ix(f + F_FILL_PER)]
 
 
 @njit(cache=True, inline="always")
 def bursty(m):
     """Whether burst windows are configured: without them the offered clock is real time."""
     f = m[H_FAULT]
-    return f != 0 and m[f + F_BURST_X] != 0
+    return f != 0 and m[ix(f + F_BURST_X)] != 0
 
 
 @njit(cache=True)
@@ -125,21 +125,21 @@ def offered_clock(m, t):
     """The offered-traffic clock at real time ``t``: it runs ``burst_factor`` times faster
     inside burst windows, so a pacer dividing it by its gap offers that much more."""
     f = m[H_FAULT]
-    if f == 0 or m[f + F_BURST_X] == 0:
+    if f == 0 or m[ix(f + F_BURST_X)] == 0:
         return t
-    d, p = m[f + F_BURST_LEN], m[f + F_BURST_PER]
+    d, p = m[ix(f + F_BURST_LEN)], m[ix(f + F_BURST_PER)]
     k = t // p
     inside = 0 if k == 0 else (k - 1) * d + min(d, t - k * p)
-    return t + int(inside * (m[f + F_BURST_X] / X_SCALE))
+    return t + int(inside * (m[ix(f + F_BURST_X)] / X_SCALE))
 
 
 @njit(cache=True)
 def offered_time(m, u):
     """The first real time at which the offered clock reaches ``u`` (inverse of the above)."""
     f = m[H_FAULT]
-    if f == 0 or m[f + F_BURST_X] == 0 or u >= INF:
+    if f == 0 or m[ix(f + F_BURST_X)] == 0 or u >= INF:
         return u
-    d, p, a = m[f + F_BURST_LEN], m[f + F_BURST_PER], m[f + F_BURST_X] / X_SCALE
+    d, p, a = m[ix(f + F_BURST_LEN)], m[ix(f + F_BURST_PER)], m[ix(f + F_BURST_X)] / X_SCALE
     if u < p:
         return u
     span = p + a * d  # one period on the offered clock
@@ -155,4 +155,4 @@ def sample_delivered(m, n):
     """Time-series sample ``n``: packets delivered so far (rx + tx), for recovery times."""
     f = m[H_FAULT]
     if f != 0:
-        m[f + F_TS + n] = m[m[H_CNT] + st.RX_PACKETS] + m[m[H_CNT] + st.TX_PACKETS]
+        m[ix(f + F_TS + n)] = m[ix(m[H_CNT] + st.RX_PACKETS)] + m[ix(m[H_CNT] + st.TX_PACKETS)]

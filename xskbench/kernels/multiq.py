@@ -9,7 +9,7 @@ PMD or vhost worker polling all its queues does. With one queue this is the sing
 engine, step for step.
 """
 from .engine import candidate, earlier, snapshot
-from .jit import njit
+from .jit import ix, njit
 from .layout import (
     CX_CPU,
     CX_N,
@@ -66,8 +66,8 @@ def share(M, OFF, q, c):
     """After a quantum of queue ``q``'s context ``c``: its CPU's clock is every queue's; the
     other queues' last quantum on that CPU is no longer the last (warm-up accounting)."""
     m = M[OFF[q]:OFF[q + 1]]
-    cpu = m[m[H_CTX] + c * CX_N + CX_CPU]
-    end = m[m[H_CLK] + cpu]
+    cpu = m[ix(m[H_CTX] + c * CX_N + CX_CPU)]
+    end = m[ix(m[H_CLK] + cpu)]
     for o_q in range(len(OFF) - 1):
         if o_q != q:
             o = M[OFF[o_q]:OFF[o_q + 1]]

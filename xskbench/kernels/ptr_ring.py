@@ -11,7 +11,7 @@ occupied, so a ring of ``size`` can refuse a produce while holding fewer than ``
 Pointers are stored as ``value + 1`` so that 0 is NULL; a slot also holds a length and the
 virtual time it was produced (a consumer at ``now`` does not see later entries).
 """
-from .jit import njit
+from .jit import ix, njit
 
 P_SIZE, P_PROD, P_CHEAD, P_CTAIL, P_BATCH, P_COUNT = range(6)
 P_HDR = 8
@@ -33,14 +33,14 @@ def batch_for(size):
 
 @njit(cache=True)
 def ptr_ring_init(m, o, size, batch):
-    m[o + P_SIZE] = size
-    m[o + P_PROD] = 0
-    m[o + P_CHEAD] = 0
-    m[o + P_CTAIL] = 0
-    m[o + P_BATCH] = batch
-    m[o + P_COUNT] = 0
+    m[ix(o + P_SIZE)] = size
+    m[ix(o + P_PROD)] = 0
+    m[ix(o + P_CHEAD)] = 0
+    m[ix(o + P_CTAIL)] = 0
+    m[ix(o + P_BATCH)] = batch
+    m[ix(o + P_COUNT)] = 0
     for i in range(3 * max(size, 1)):
-        m[o + P_HDR + i] = 0
+        m[ix(o + P_HDR + i)] = 0
 
 
 @njit(cache=True, inline="always")
@@ -51,50 +51,50 @@ def _q(m, o, i):
 @njit(cache=True)
 def ptr_ring_produce(m, o, value, length, t):
     """__ptr_ring_produce: -ENOSPC (False) when the producer's slot is not NULL."""
-    size = m[o + P_SIZE]
-    p = m[o + P_PROD]
-    if size == 0 or m[_q(m, o, p)] != 0:
+    size = m[ix(o + P_SIZE)]
+    p = m[ix(o + P_PROD)]
+    if size == 0 or m[ix(_q(m, o, p))] != 0:
         return False
     s = _q(m, o, p)
-    m[s] = value + 1
-    m[s + 1] = length
-    m[s + 2] = t
+    m[ix(s)] = value + 1
+    m[ix(s + 1)] = length
+    m[ix(s + 2)] = t
     p += 1
     if p >= size:
         p = 0
-    m[o + P_PROD] = p
-    m[o + P_COUNT] += 1
+    m[ix(o + P_PROD)] = p
+    m[ix(o + P_COUNT)] += 1
     return True
 
 
 @njit(cache=True)
 def _discard_one(m, o):
     """__ptr_ring_discard_one: advance consumer_head; zero the consumed run in a batch."""
-    size = m[o + P_SIZE]
-    head = m[o + P_CHEAD] + 1
-    tail = m[o + P_CTAIL]
-    if head - tail >= m[o + P_BATCH] or head >= size:
+    size = m[ix(o + P_SIZE)]
+    head = m[ix(o + P_CHEAD)] + 1
+    tail = m[ix(o + P_CTAIL)]
+    if head - tail >= m[ix(o + P_BATCH)] or head >= size:
         i = head
         while i > tail:  # zero in reverse so the producer never sees a hole first
             i -= 1
-            m[_q(m, o, i)] = 0
-        m[o + P_CTAIL] = head
+            m[ix(_q(m, o, i))] = 0
+        m[ix(o + P_CTAIL)] = head
     if head >= size:
         head = 0
-        m[o + P_CTAIL] = 0
-    m[o + P_CHEAD] = head
-    m[o + P_COUNT] -= 1
+        m[ix(o + P_CTAIL)] = 0
+    m[ix(o + P_CHEAD)] = head
+    m[ix(o + P_COUNT)] -= 1
 
 
 @njit(cache=True)
 def ptr_ring_consume(m, o, now):
     """__ptr_ring_consume: (value, length), or (-1, 0) when empty (as seen at ``now``)."""
-    if m[o + P_SIZE] == 0 or m[o + P_COUNT] == 0:
+    if m[ix(o + P_SIZE)] == 0 or m[ix(o + P_COUNT)] == 0:
         return -1, 0
-    s = _q(m, o, m[o + P_CHEAD])
-    if m[s] == 0 or m[s + 2] > now:
+    s = _q(m, o, m[ix(o + P_CHEAD)])
+    if m[ix(s)] == 0 or m[ix(s + 2)] > now:
         return -1, 0
-    v, ln = m[s] - 1, m[s + 1]
+    v, ln = m[ix(s)] - 1, m[ix(s + 1)]
     _discard_one(m, o)
     return v, ln
 
@@ -107,8 +107,8 @@ def ptr_ring_consume_batched(m, o, dst, n, now):
         v, ln = ptr_ring_consume(m, o, now)
         if v < 0:
             break
-        m[dst + 2 * k] = v
-        m[dst + 2 * k + 1] = ln
+        m[ix(dst + 2 * k)] = v
+        m[ix(dst + 2 * k + 1)] = ln
         k += 1
     return k
 
@@ -116,16 +116,16 @@ def ptr_ring_consume_batched(m, o, dst, n, now):
 @njit(cache=True)
 def ptr_ring_count(m, o):
     """Entries produced and not yet consumed (bookkeeping, not a kernel field)."""
-    return m[o + P_COUNT]
+    return m[ix(o + P_COUNT)]
 
 
 @njit(cache=True)
 def ptr_ring_free(m, o):
     """Slots the producer could fill now: NULL slots from ``producer`` on (the quirk:
     consumed slots not yet zeroed do not count)."""
-    size = m[o + P_SIZE]
-    p = m[o + P_PROD]
+    size = m[ix(o + P_SIZE)]
+    p = m[ix(o + P_PROD)]
     k = 0
-    while k < size and m[_q(m, o, (p + k) % size)] == 0:
+    while k < size and m[ix(_q(m, o, (p + k) % size))] == 0:
         k += 1
     return k

@@ -9,7 +9,7 @@ Causality: every entry records the virtual time it was published (producer submi
 released (consumer release). A side refreshing at time ``now`` sees only what the other side
 had published by ``now``, so nothing is consumed before it exists.
 """
-from .jit import njit
+from .jit import ix, njit
 from .layout import H_QREFRESH, M32
 from .steady import unsteady
 
@@ -27,50 +27,50 @@ def ring_words(size):
 def ring_init(m, o, size, start):
     """Empty ring of ``size`` entries whose indices all start at ``start`` (u32)."""
     start &= M32
-    m[o + R_SIZE] = size
-    m[o + R_MASK] = size - 1
+    m[ix(o + R_SIZE)] = size
+    m[ix(o + R_MASK)] = size - 1
     for k in range(R_PROD, R_FLAGS):
-        m[o + k] = start
-    m[o + R_FLAGS] = 0
-    m[o + R_REFRESH] = 0
+        m[ix(o + k)] = start
+    m[ix(o + R_FLAGS)] = 0
+    m[ix(o + R_REFRESH)] = 0
 
 
 @njit(cache=True, inline="always")
 def _slot(m, o, idx, field):
-    return o + R_HDR + field * m[o + R_SIZE] + (idx & m[o + R_MASK])
+    return o + R_HDR + field * m[ix(o + R_SIZE)] + (idx & m[ix(o + R_MASK)])
 
 
 @njit(cache=True, inline="always")
 def _stamp(m, o, i, end, field, now):
     """Stamp the entries [i, end) with ``now`` (geometry read once: the hot loop)."""
-    size, mask = m[o + R_SIZE], m[o + R_MASK]
+    size, mask = m[ix(o + R_SIZE)], m[ix(o + R_MASK)]
     base = o + R_HDR + field * size
     n = (end - i) & M32
     for k in range(n):
-        m[base + ((i + k) & mask)] = now
+        m[ix(base + ((i + k) & mask))] = now
 
 
 @njit(cache=True, inline="always")
 def geometry(m, o):
     """(address-field base, length-field base, mask) of a ring, for loops over entries."""
-    size = m[o + R_SIZE]
-    return o + R_HDR, o + R_HDR + size, m[o + R_MASK]
+    size = m[ix(o + R_SIZE)]
+    return o + R_HDR, o + R_HDR + size, m[ix(o + R_MASK)]
 
 
 @njit(cache=True)
 def ring_addr(m, o, idx):
-    return m[_slot(m, o, idx, 0)]
+    return m[ix(_slot(m, o, idx, 0))]
 
 
 @njit(cache=True)
 def ring_len(m, o, idx):
-    return m[_slot(m, o, idx, 1)]
+    return m[ix(_slot(m, o, idx, 1))]
 
 
 @njit(cache=True)
 def ring_write(m, o, idx, addr, length):
-    m[_slot(m, o, idx, 0)] = addr
-    m[_slot(m, o, idx, 1)] = length
+    m[ix(_slot(m, o, idx, 0))] = addr
+    m[ix(_slot(m, o, idx, 1))] = length
 
 
 @njit(cache=True, inline="always")
@@ -81,9 +81,9 @@ def _refresh(m, o, cached, v):
     view now covers its request, as the same request in the next poll is then met without
     a refresh. A view that moved but still falls short is refreshed again by the next poll,
     which sees what this one saw: that poll is the same."""
-    moved = v != m[o + cached]
-    m[o + cached] = v
-    m[o + R_REFRESH] += 1
+    moved = v != m[ix(o + cached)]
+    m[ix(o + cached)] = v
+    m[ix(o + R_REFRESH)] += 1
     m[H_QREFRESH] += 1
     return moved
 
@@ -91,8 +91,8 @@ def _refresh(m, o, cached, v):
 @njit(cache=True)
 def _visible(m, o, shared, known, tfield, now):
     """The other side's word as seen at ``now``: short of the entries stamped later."""
-    w = m[o + shared]
-    if w == known or m[_slot(m, o, (w - 1) & M32, tfield)] <= now:
+    w = m[ix(o + shared)]
+    if w == known or m[ix(_slot(m, o, (w - 1) & M32, tfield))] <= now:
         return w  # all of it (the usual case)
     return (known + _first_after(m, o, known, (w - known) & M32, tfield, now)) & M32
 
@@ -104,14 +104,14 @@ def _first_after(m, o, lo, n, field, now):
     usually finds the first one or two entries visible, however many are stamped ahead),
     then binary within the last step."""
     a, b, step = 0, 0, 1  # entries before a are stamped by now; b: the first one tried after
-    while b < n and m[_slot(m, o, (lo + b) & M32, field)] <= now:
+    while b < n and m[ix(_slot(m, o, (lo + b) & M32, field))] <= now:
         a = b + 1
         b += step
         step += step
     b = min(b, n)
     while a < b:
         mid = (a + b) // 2
-        if m[_slot(m, o, (lo + mid) & M32, field)] > now:
+        if m[ix(_slot(m, o, (lo + mid) & M32, field))] > now:
             b = mid
         else:
             a = mid + 1
@@ -122,7 +122,7 @@ def _first_after(m, o, lo, n, field, now):
 @njit(cache=True, inline="always")
 def prod_free_cached(m, o):
     """Free slots as the producer's cached view of the consumer has them (no refresh)."""
-    return m[o + R_SIZE] - ((m[o + R_PCPROD] - m[o + R_PCCONS]) & M32)
+    return m[ix(o + R_SIZE)] - ((m[ix(o + R_PCPROD)] - m[ix(o + R_PCCONS)]) & M32)
 
 
 @njit(cache=True)
@@ -131,7 +131,7 @@ def prod_nb_free(m, o, n, now):
     free = prod_free_cached(m, o)
     if free >= n:
         return free
-    moved = _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[o + R_PCCONS], 3, now))
+    moved = _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[ix(o + R_PCCONS)], 3, now))
     free = prod_free_cached(m, o)
     if moved and free >= n:
         unsteady(m)
@@ -143,42 +143,42 @@ def prod_reserve(m, o, n, now):
     """Reserve up to ``n`` slots; returns (count, first index). xsk_ring_prod__reserve
     reserves all or nothing; callers wanting that pass ``n`` only when it fits."""
     k = min(n, prod_nb_free(m, o, n, now))
-    idx = m[o + R_PCPROD]
-    m[o + R_PCPROD] = (idx + k) & M32
+    idx = m[ix(o + R_PCPROD)]
+    m[ix(o + R_PCPROD)] = (idx + k) & M32
     return k, idx
 
 
 @njit(cache=True)
 def prod_submit(m, o, now):
     """__xskq_prod_submit: publish everything reserved so far, stamped ``now``."""
-    end = m[o + R_PCPROD]
-    _stamp(m, o, m[o + R_PROD], end, 2, now)
-    m[o + R_PROD] = end
+    end = m[ix(o + R_PCPROD)]
+    _stamp(m, o, m[ix(o + R_PROD)], end, 2, now)
+    m[ix(o + R_PROD)] = end
 
 
 @njit(cache=True)
 def prod_submit_n(m, o, n, now):
     """xskq_prod_submit_n: publish the next ``n`` reserved entries (in-order completion)."""
-    i = m[o + R_PROD]
+    i = m[ix(o + R_PROD)]
     end = (i + n) & M32
     _stamp(m, o, i, end, 2, now)
-    m[o + R_PROD] = end
+    m[ix(o + R_PROD)] = end
 
 
 @njit(cache=True)
 def prod_cancel(m, o, n):
     """xskq_prod_cancel_n: give back ``n`` reserved, unpublished slots."""
-    m[o + R_PCPROD] = (m[o + R_PCPROD] - n) & M32
+    m[ix(o + R_PCPROD)] = (m[ix(o + R_PCPROD)] - n) & M32
 
 
 # --- consumer side ------------------------------------------------------------------------
 @njit(cache=True)
 def cons_nb_avail(m, o, n, now):
     """xskq_cons_nb_entries: entries ready, refreshing cached_prod only if fewer than ``n``."""
-    avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
+    avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
     if avail < n:
-        moved = _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[o + R_CCPROD], 2, now))
-        avail = (m[o + R_CCPROD] - m[o + R_CCCONS]) & M32
+        moved = _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[ix(o + R_CCPROD)], 2, now))
+        avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
         if moved and avail >= n:
             unsteady(m)
     return min(avail, n)
@@ -188,42 +188,42 @@ def cons_nb_avail(m, o, n, now):
 def cons_peek(m, o, n, now):
     """Peek up to ``n`` entries: returns (count, first index) and advances cached_cons."""
     k = cons_nb_avail(m, o, n, now)
-    idx = m[o + R_CCCONS]
-    m[o + R_CCCONS] = (idx + k) & M32
+    idx = m[ix(o + R_CCCONS)]
+    m[ix(o + R_CCCONS)] = (idx + k) & M32
     return k, idx
 
 
 @njit(cache=True)
 def cons_release(m, o, now):
     """__xskq_cons_release: publish the consumer word, stamping the freed slots ``now``."""
-    end = m[o + R_CCCONS]
-    _stamp(m, o, m[o + R_CONS], end, 3, now)
-    m[o + R_CONS] = end
+    end = m[ix(o + R_CCCONS)]
+    _stamp(m, o, m[ix(o + R_CONS)], end, 3, now)
+    m[ix(o + R_CONS)] = end
 
 
 @njit(cache=True)
 def cons_cancel(m, o, n):
     """xskq_cons_cancel_n: un-read ``n`` peeked, unreleased entries (xmit said busy)."""
-    m[o + R_CCCONS] = (m[o + R_CCCONS] - n) & M32
+    m[ix(o + R_CCCONS)] = (m[ix(o + R_CCCONS)] - n) & M32
 
 
 @njit(cache=True)
 def ring_entries(m, o):
     """Entries published and not yet released (what a ring-occupancy plot shows)."""
-    return (m[o + R_PROD] - m[o + R_CONS]) & M32
+    return (m[ix(o + R_PROD)] - m[ix(o + R_CONS)]) & M32
 
 
 @njit(cache=True)
 def set_flag(m, o, on):
     if on:
-        m[o + R_FLAGS] |= NEED_WAKEUP
+        m[ix(o + R_FLAGS)] |= NEED_WAKEUP
     else:
-        m[o + R_FLAGS] &= ~NEED_WAKEUP
+        m[ix(o + R_FLAGS)] &= ~NEED_WAKEUP
 
 
 @njit(cache=True)
 def needs_wakeup(m, o):
-    return (m[o + R_FLAGS] & NEED_WAKEUP) != 0
+    return (m[ix(o + R_FLAGS)] & NEED_WAKEUP) != 0
 
 
 @njit(cache=True)
@@ -232,14 +232,14 @@ def next_stamp(m, o, producer, now):
     already made becomes visible after ``now`` — the first stamp later than ``now`` among the
     entries published (or slots released) that this side has not seen; 2**62 if none."""
     if producer:
-        lo, hi, field = m[o + R_PCCONS], m[o + R_CONS], 3
+        lo, hi, field = m[ix(o + R_PCCONS)], m[ix(o + R_CONS)], 3
     else:
-        lo, hi, field = m[o + R_CCPROD], m[o + R_PROD], 2
+        lo, hi, field = m[ix(o + R_CCPROD)], m[ix(o + R_PROD)], 2
     n = (hi - lo) & M32
     a = _first_after(m, o, lo, n, field, now)
     if a == n:
         return 2**62
-    return m[_slot(m, o, (lo + a) & M32, field)]
+    return m[ix(_slot(m, o, (lo + a) & M32, field))]
 
 
 @njit(cache=True)
@@ -251,6 +251,6 @@ def free_at(m, o, nd):
     need = nd - prod_free_cached(m, o)
     if need <= 0:
         return 0
-    if need > ((m[o + R_CONS] - m[o + R_PCCONS]) & M32):
+    if need > ((m[ix(o + R_CONS)] - m[ix(o + R_PCCONS)]) & M32):
         return 2**62
-    return m[_slot(m, o, (m[o + R_PCCONS] + need - 1) & M32, 3)]
+    return m[ix(_slot(m, o, (m[ix(o + R_PCCONS)] + need - 1) & M32, 3))]

@@ -111,9 +111,9 @@ def _rx_arrivals(m, t):
     while a <= t and a < end:
         offered += 1
         s = _rx_slot(m, m[D_RX_FILL] + nseg - 1)
-        if m[D_RX_FILL] + nseg <= m[D_RX_POST] and m[s + 1] <= a:
+        if m[D_RX_FILL] + nseg <= m[D_RX_POST] and m[ix(s + 1)] <= a:
             for i in range(nseg):
-                m[_rx_slot(m, m[D_RX_FILL] + i) + 2] = a
+                m[ix(_rx_slot(m, m[D_RX_FILL] + i) + 2)] = a
             m[D_RX_FILL] += nseg
         else:
             missed += 1
@@ -130,12 +130,12 @@ def _next_irq(m):
     """When the NIC next has something to signal: a TX completion or a received packet."""
     t = INF
     if m[D_TX_TAIL] < m[D_TX_HEAD]:
-        t = m[m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1]
+        t = m[ix(m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1)]
     if m[D_RX_DONE] < m[D_RX_FILL]:
         t = min(t, now(m))
     elif m[D_RX_FILL] + m[H_NSEG] <= m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
         s = _rx_slot(m, m[D_RX_FILL] + m[H_NSEG] - 1)
-        t = min(t, max(m[H_NEXT_ARR], m[s + 1]))
+        t = min(t, max(m[H_NEXT_ARR], m[ix(s + 1)]))
     return t
 
 
@@ -182,19 +182,19 @@ def poll(m, cc, cb, budget):
         while m[D_RX_DONE] < m[D_RX_FILL] and got < budget:
             s = _rx_slot(m, m[D_RX_DONE])
             for i in range(nseg):  # a multi-buffer packet: one RX descriptor per buffer
-                m[scr + i] = m[_rx_slot(m, m[D_RX_DONE] + i)]
+                m[ix(scr + i)] = m[ix(_rx_slot(m, m[D_RX_DONE] + i))]
             m[D_RX_DONE] += nseg
             got += 1
             charge(m, cc, cb, op.NULL_RX_DESC, nseg, 0)
             charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
             if zc and nseg > 1:
-                afxdp.xsk_rcv_zc_frags(m, cc, cb, plen, m[s + 2])
+                afxdp.xsk_rcv_zc_frags(m, cc, cb, plen, m[ix(s + 2)])
             elif zc:
-                afxdp.xsk_rcv_zc(m, cc, cb, m[s], plen, m[s + 2])
+                afxdp.xsk_rcv_zc(m, cc, cb, m[ix(s)], plen, m[ix(s + 2)])
             else:
                 if nseg > 1:  # the driver's pages as frags of one xdp_buff
                     charge(m, cc, cb, op.XDP_BUFF_ADD_FRAG, nseg - 1, 0)
-                afxdp.xsk_rcv_copy(m, cc, cb, plen, m[s + 2])
+                afxdp.xsk_rcv_copy(m, cc, cb, plen, m[ix(s + 2)])
                 charge(m, cc, cb, op.PAGE_POOL_RECYCLE, nseg, 0)
         if got:
             afxdp.xdp_flush(m, cc, cb)
@@ -217,7 +217,7 @@ def _rx_zc_run(m, cc, cb, n, plen):
     _, idx = prod_reserve(m, m[H_RX], n, now(m))
     for i in range(n):
         s = _rx_slot(m, m[D_RX_DONE] + i)
-        afxdp.rx_put(m, idx + i, m[s], plen, m[s + 2])
+        afxdp.rx_put(m, idx + i, m[ix(s)], plen, m[ix(s + 2)])
     m[D_RX_DONE] += n
     m[H_PROGRESS] += n
     charge(m, cc, cb, op.NULL_RX_DESC, n, 0)
@@ -239,8 +239,8 @@ def _refill(m, cc, cb):
         scr = m[H_SCR]
         for i in range(k):
             s = _rx_slot(m, m[D_RX_POST])
-            m[s] = m[scr + i]
-            m[s + 1] = t
+            m[ix(s)] = m[ix(scr + i)]
+            m[ix(s + 1)] = t
             m[D_RX_POST] += 1
         charge(m, cc, cb, op.NULL_POST_RX, k, 0)
         return k < free
@@ -248,8 +248,8 @@ def _refill(m, cc, cb):
         charge(m, cc, cb, op.PAGE_POOL_ALLOC, free, 0)
         for _ in range(free):
             s = _rx_slot(m, m[D_RX_POST])
-            m[s] = -1
-            m[s + 1] = t
+            m[ix(s)] = -1
+            m[ix(s + 1)] = t
             m[D_RX_POST] += 1
     return False
 
@@ -271,14 +271,14 @@ def napi_quantum(m, cc, cb):
     if poll(m, cc, cb, m[D_BUDGET]):
         if afxdp.bp_yield(m, D_BP):  # the busy poller takes over; the interrupt stays off
             cx_set(m, NAPI, CX_SCHED, 0)
-            wake(m, NAPI, m[D_BP + afxdp.BP_DUE])
+            wake(m, NAPI, m[ix(D_BP + afxdp.BP_DUE)])
             return
         wake(m, NAPI, now(m))
         afxdp.set_tx_need_wakeup(m, cc, cb, False)
     elif napi_complete(m, NAPI):
         afxdp.set_tx_need_wakeup(m, cc, cb, True)
         if afxdp.bp_masked(m, D_BP) and afxdp.bp_complete(m, D_BP, m[D_WORK]):
-            wake(m, NAPI, m[D_BP + afxdp.BP_DUE])  # deferred: the watchdog polls next
+            wake(m, NAPI, m[ix(D_BP + afxdp.BP_DUE)])  # deferred: the watchdog polls next
         else:
             _arm_irq(m)
 
@@ -311,7 +311,7 @@ def _busy_poll(m, cc, cb):
     if afxdp.bp_end(m, D_BP, NAPI):  # a pending interrupt is not raised
         cx_set(m, NAPI, CX_A, 0)
         cx_set(m, NAPI, CX_READY, INF)
-        wake(m, NAPI, m[D_BP + afxdp.BP_DUE])
+        wake(m, NAPI, m[ix(D_BP + afxdp.BP_DUE)])
     elif full:
         napi_schedule(m, NAPI, now(m))
     else:
@@ -342,7 +342,7 @@ def _sendto(m, cc, cb):
             break
         charge(m, cc, cb, op.NULL_XMIT_DESC, nseg, 0)
         if nseg == 1:
-            m[scr], m[scr + 1] = addr, ln
+            m[ix(scr)], m[ix(scr + 1)] = addr, ln
         _post_tx(m, scr, nseg, now(m))
         sent += nseg
     afxdp.generic_xmit_done(m)

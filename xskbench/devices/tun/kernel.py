@@ -69,7 +69,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at, offered_clock, offered_time
-from xskbench.kernels.jit import njit
+from xskbench.kernels.jit import ix, njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,
@@ -146,10 +146,10 @@ def _complete_dropped(m, cc, cb, k):
     the application) but the packet is not counted as transmitted."""
     cq = m[H_CQ]
     charge(m, cc, cb, op.XSK_DESTRUCT_SKB, k, 0)
-    i = m[cq + 2]  # R_PROD: oldest reserved, unpublished completion (in-order submit)
+    i = m[ix(cq + 2)]  # R_PROD: oldest reserved, unpublished completion (in-order submit)
     for j in range(k):
         f = afxdp.frame_of(m, ring_addr(m, cq, i + j))
-        m[m[H_OWN] + f] = OWN_CQ
+        m[ix(m[H_OWN] + f)] = OWN_CQ
     prod_submit_n(m, cq, k, now(m))
     _publish(m, cc, cb)
 
@@ -288,8 +288,8 @@ def _peek_one(m, cc, cb):
     ln = ring_len(m, tx, idx)
     ck, cidx = prod_reserve(m, cq, 1, now(m))
     ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
-    m[m[H_OWN] + afxdp.frame_of(m, addr)] = OWN_DEV
-    m[m[H_FLEN] + afxdp.frame_of(m, addr)] = ln
+    m[ix(m[H_OWN] + afxdp.frame_of(m, addr))] = OWN_DEV
+    m[ix(m[H_FLEN] + afxdp.frame_of(m, addr))] = ln
     cons_release(m, tx, now(m))
     charge(m, cc, cb, op.XSK_TX_RELEASE, 1, 0)
     _publish(m, cc, cb)
@@ -310,7 +310,7 @@ def _peek_xsk_v2(m, cc, cb):
         _publish(m, cc, cb)  # the batch's one TX consumer release
     scr = m[H_SCR]
     for i in range(k):
-        ptr_ring_produce(m, m[D_PR], m[scr + 2 * i], m[scr + 2 * i + 1], now(m))
+        ptr_ring_produce(m, m[D_PR], m[ix(scr + 2 * i)], m[ix(scr + 2 * i + 1)], now(m))
     charge(m, cc, cb, op.PTR_RING_PRODUCE, k, 0)
     m[D_V2_PREV] = k
     return k
@@ -356,7 +356,7 @@ def vhost_quantum(m, cc, cb):
     if cx(m, VHOST, CX_A):
         cx_set(m, VHOST, CX_A, 0)
         charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
-    elif m[D_VH_RAN] and m[m[H_CPULAST] + cx(m, VHOST, CX_CPU)] == 0:
+    elif m[D_VH_RAN] and m[ix(m[H_CPULAST] + cx(m, VHOST, CX_CPU))] == 0:
         # another queue's vhost worker (a thread of its own) ran on this core since
         charge(m, cc, cb, op.CONTEXT_SWITCH, 1, 0)
     m[D_VH_RAN] = 1
@@ -380,7 +380,7 @@ def vhost_quantum(m, cc, cb):
                 if m[D_VB_N] == 0:
                     break
             s = m[D_VB] + 2 * m[D_VB_HEAD]
-            addr, ln = m[s], m[s + 1]
+            addr, ln = m[ix(s)], m[ix(s + 1)]
             m[D_VB_HEAD] += 1
             m[D_VB_N] -= 1
         charge(m, cc, cb, op.GET_RX_BUFS, 1, 0)

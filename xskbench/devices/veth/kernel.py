@@ -67,7 +67,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import offered_clock, offered_time
-from xskbench.kernels.jit import njit
+from xskbench.kernels.jit import ix, njit
 from xskbench.kernels.layout import (
     DEV_BASE,
     H_CNT,
@@ -164,8 +164,8 @@ def _complete_dropped(m, cc, cb):
     charge(m, cc, cb, op.KFREE_SKB, 1, 0)
     charge(m, cc, cb, op.XSK_DESTRUCT_SKB, 1, 0)
     cq = m[H_CQ]
-    addr = ring_addr(m, cq, m[cq + 2])  # R_PROD: the oldest reserved completion
-    m[m[H_OWN] + afxdp.frame_of(m, addr)] = OWN_CQ
+    addr = ring_addr(m, cq, m[ix(cq + 2)])  # R_PROD: the oldest reserved completion
+    m[ix(m[H_OWN] + afxdp.frame_of(m, addr))] = OWN_CQ
     prod_submit_n(m, cq, 1, now(m))
 
 
@@ -421,7 +421,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
         charge(m, cc, cb, op.XSK_TX_PEEK_DESC, 1, 0)
         addr = ring_addr(m, tx, idx)
         ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
-        m[m[H_OWN] + afxdp.frame_of(m, addr)] = OWN_DEV
+        m[ix(m[H_OWN] + afxdp.frame_of(m, addr))] = OWN_DEV
         sent += 1
         if m[D_BATCH]:
             agg += 1
@@ -429,7 +429,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
                 _emit_aggregate(m, cc, cb, agg)
                 agg = 0
         else:
-            ln = m[m[H_FLEN] + afxdp.frame_of(m, addr)]
+            ln = m[ix(m[H_FLEN] + afxdp.frame_of(m, addr))]
             charge(m, cc, cb, op.VETH_XSK_BUILD_SKB, 1, 0)
             charge(m, cc, cb, op.MEMCPY, 1, ln)
             llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
@@ -475,9 +475,9 @@ def zc_sendto(m, cc, cb):
 @njit(cache=True)
 def xsk_app_quantum(m, cc, cb):
     progress = m[H_PROGRESS]
-    k0 = m[m[H_CNT] + st.TX_SUBMITTED]
+    k0 = m[ix(m[H_CNT] + st.TX_SUBMITTED)]
     kick = afxdp.app_iteration(m, cc, cb)
-    k = m[m[H_CNT] + st.TX_SUBMITTED] - k0
+    k = m[ix(m[H_CNT] + st.TX_SUBMITTED)] - k0
     if k and m[D_PEER] == PEER_BRIDGE:  # the RFC's sender is libxudp; measure's is xdpsock
         charge(m, cc, cb, op.XUDP_SEND_PKT, k, 0)
         _app_csum(m, cc, cb, k)

@@ -29,7 +29,7 @@ from xskbench.kernels.engine import (
     wake,
 )
 from xskbench.kernels.faults import notify_at
-from xskbench.kernels.jit import njit
+from xskbench.kernels.jit import ix, njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,
@@ -210,12 +210,12 @@ def virtnet_xsk_xmit(m, cc, cb, budget):
     charge(m, cc, cb, op.VIRTNET_XSK_RUN, 1, 0)
     free_old_xmit(m, cc, cb)
     q = m[D_TXQ]
-    room = m[q + vq.Q_NUM_FREE] // vq.vq_slots_for(m, q, 2)
+    room = m[ix(q + vq.Q_NUM_FREE)] // vq.vq_slots_for(m, q, 2)
     k = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
     scr = m[H_SCR]
     for i in range(k):
         charge(m, cc, cb, op.VIRTNET_XSK_XMIT, 1, 0)
-        _add_out(m, cc, cb, m[scr + 2 * i], m[scr + 2 * i + 1])
+        _add_out(m, cc, cb, m[ix(scr + 2 * i)], m[ix(scr + 2 * i + 1)])
     if k:
         _kick(m, cc, cb, q)
     afxdp.set_tx_need_wakeup(m, cc, cb, True)
@@ -297,7 +297,7 @@ def _copy_sendto(m, cc, cb):
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, False)
         if addr < 0:
             break
-        if m[q + vq.Q_NUM_FREE] < vq.vq_slots_for(m, q, 1 + nseg):
+        if m[ix(q + vq.Q_NUM_FREE)] < vq.vq_slots_for(m, q, 1 + nseg):
             afxdp.generic_xmit_busy(m, addr)
             break
         if m[H_TXCSUM] == TXCSUM_OFFLOAD:  # the skb carries CHECKSUM_PARTIAL
@@ -390,8 +390,8 @@ def _refill(m, cc, cb):
     """try_fill_recv when num_free > min(budget, vring size) / 2: UMEM buffers (zero copy,
     virtnet_add_recvbuf_xsk) or driver pages (copy mode); one kick."""
     q = m[D_RXQ]
-    free = m[q + vq.Q_NUM_FREE]
-    if free <= min(m[D_BUDGET], m[q + vq.Q_NUM]) // 2:
+    free = m[ix(q + vq.Q_NUM_FREE)]
+    if free <= min(m[D_BUDGET], m[ix(q + vq.Q_NUM)]) // 2:
         return
     t = now(m)
     if m[H_ZC]:
@@ -404,7 +404,7 @@ def _refill(m, cc, cb):
         for i in range(k):
             charge(m, cc, cb, op.VIRTQUEUE_ADD_INBUF, 1, 0)
             charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 16)
-            vq.vq_add(m, q, m[scr + i], 1, m[D_RXLEN], True, t)
+            vq.vq_add(m, q, m[ix(scr + i)], 1, m[D_RXLEN], True, t)
     else:
         k = free
         charge(m, cc, cb, op.PAGE_POOL_ALLOC, k, 0)
@@ -425,7 +425,7 @@ def _txq_locked(m):
     c = m[D_TXCTX]
     if c == m[H_QCTX]:
         return False
-    return m[m[H_CLK] + cx(m, c, CX_CPU)] > now(m)
+    return m[ix(m[H_CLK] + cx(m, c, CX_CPU))] > now(m)
 
 
 @njit(cache=True)
@@ -505,13 +505,13 @@ def rx_napi_quantum(m, cc, cb):
         if afxdp.bp_yield(m, D_BP):  # the busy poller takes over; callbacks stay off
             cx_set(m, RXN, CX_SCHED, 0)
             vq.vq_disable_cb(m, m[D_RXQ])
-            wake(m, RXN, m[D_BP + afxdp.BP_DUE])
+            wake(m, RXN, m[ix(D_BP + afxdp.BP_DUE)])
             return
         wake(m, RXN, now(m))
     elif napi_complete(m, RXN):
         if afxdp.bp_masked(m, D_BP) and afxdp.bp_complete(m, D_BP, m[D_WORK]):
             vq.vq_disable_cb(m, m[D_RXQ])  # napi_complete_done said no: callbacks stay off
-            wake(m, RXN, m[D_BP + afxdp.BP_DUE])
+            wake(m, RXN, m[ix(D_BP + afxdp.BP_DUE)])
         else:
             _rx_complete(m, cc, cb)
 
@@ -536,7 +536,7 @@ def _host_inject(m, cc, cb, ln):
 def _avail_next(m, q):
     """When the device can next see an avail entry of ``q`` it has not consumed (INF: none
     posted): the PMD's view of that ring changes by itself only then."""
-    if m[q + vq.Q_LAST_AVAIL] == m[q + vq.Q_AVAIL_IDX]:
+    if m[ix(q + vq.Q_LAST_AVAIL)] == m[ix(q + vq.Q_AVAIL_IDX)]:
         return INF
     return vq.vq_avail_stamp(m, q)
 
@@ -568,11 +568,11 @@ def host_quantum(m, cc, cb, hctx):
         ln = vq.vq_head_len(m, txq, head)
         charge(m, cc, cb, op.RTE_VHOST_DEQUEUE, 1, ln)
         vq.vq_dev_push_used(m, txq, head, 0, now(m))
-        m[scr + i] = ln
+        m[ix(scr + i)] = ln
         m[H_PROGRESS] += 1
     if wl == WL_L2FWD:
         for i in range(n):
-            _host_inject(m, cc, cb, m[scr + i])
+            _host_inject(m, cc, cb, m[ix(scr + i)])
         k = vq.vq_dev_avail(m, rxq, now(m), min(m[D_PRIME], burst))
         for _ in range(k):
             _host_inject(m, cc, cb, m[H_PKTLEN])
@@ -727,10 +727,10 @@ def vhost_net_quantum(m, cc, cb, hctx):
     # asleep: vqs left with notifications enabled by handle_tx/handle_rx; a kick wakes it
     q = m[D_TXQ]
     wl = m[H_WORKLOAD]
-    if m[q + vq.Q_AVAIL_IDX] == m[q + vq.Q_LAST_AVAIL] and (
+    if m[ix(q + vq.Q_AVAIL_IDX)] == m[ix(q + vq.Q_LAST_AVAIL)] and (
             wl == WL_RXDROP or m[D_VH_LOOP] > 0 or m[D_PRIME] > 0):
         q = m[D_RXQ]  # packets wait for guest RX buffers: a refill kick wakes the worker
-    if m[q + vq.Q_AVAIL_IDX] != m[q + vq.Q_LAST_AVAIL]:
+    if m[ix(q + vq.Q_AVAIL_IDX)] != m[ix(q + vq.Q_LAST_AVAIL)]:
         # the guest published after this moment (its quantum ran first): it saw avail_event
         # and kicked; deliver that kick (its cost is the guest's)
         count(m, st.KICKS, 1)
@@ -768,14 +768,14 @@ def pmd_quantum(m, cc, cb):
             if head < 0:
                 break
             charge(m, cc, cb, op.VIRTIO_RECV_PKTS, 1, 0)
-            m[scr + got] = ln - hdr
+            m[ix(scr + got)] = ln - hdr
             nbytes += ln - hdr
             got += 1
         if got:
             count(m, st.RX_PACKETS, got)
             count(m, st.RX_BYTES, nbytes)
             m[H_PROGRESS] += got
-        free = m[rxq + vq.Q_NUM_FREE]
+        free = m[ix(rxq + vq.Q_NUM_FREE)]
         if free >= PMD_BURST:  # virtio_rxq_rearm once rx_free_thresh descriptors are free
             for _ in range(free):
                 charge(m, cc, cb, op.VIRTIO_RXQ_REARM, 1, 0)
@@ -785,7 +785,7 @@ def pmd_quantum(m, cc, cb):
         got = PMD_BURST
         plen = m[H_PKTLEN]
         for i in range(got):
-            m[scr + i] = plen
+            m[ix(scr + i)] = plen
         count(m, st.TX_SUBMITTED, got)
         count(m, st.OFFERED, got)
     if wl != WL_RXDROP and got:
@@ -797,12 +797,12 @@ def pmd_quantum(m, cc, cb):
         sent = 0
         tb = 0
         for i in range(got):
-            if m[txq + vq.Q_NUM_FREE] < 1:
+            if m[ix(txq + vq.Q_NUM_FREE)] < 1:
                 break
             charge(m, cc, cb, op.VIRTIO_XMIT_PKTS, 1, 0)
-            vq.vq_add(m, txq, -1, 1, m[scr + i], False, now(m))
+            vq.vq_add(m, txq, -1, 1, m[ix(scr + i)], False, now(m))
             sent += 1
-            tb += m[scr + i]
+            tb += m[ix(scr + i)]
         count(m, st.TX_PACKETS, sent)
         count(m, st.TX_BYTES, tb)
         count(m, st.TX_ERRORS, got - sent)

@@ -14,7 +14,7 @@ ring index only as of the virtual time it was published (entries carry publish s
 Indices are free running; ``vring_need_event`` works on their u16 values (EVENT_IDX).
 """
 from xskbench.kernels.engine import stir
-from xskbench.kernels.jit import njit
+from xskbench.kernels.jit import ix, njit
 
 (
     Q_NUM, Q_NUM_FREE, Q_FREE_HEAD, Q_AVAIL_IDX, Q_LAST_USED, Q_USED_IDX, Q_LAST_AVAIL,
@@ -40,33 +40,33 @@ def _desc(m, o, i):
 
 @njit(cache=True, inline="always")
 def _avail(m, o, idx):
-    return o + QH + 4 * m[o + Q_NUM] + 2 * (idx & (m[o + Q_NUM] - 1))
+    return o + QH + 4 * m[ix(o + Q_NUM)] + 2 * (idx & (m[ix(o + Q_NUM)] - 1))
 
 
 @njit(cache=True, inline="always")
 def _used(m, o, idx):
-    return o + QH + 6 * m[o + Q_NUM] + 3 * (idx & (m[o + Q_NUM] - 1))
+    return o + QH + 6 * m[ix(o + Q_NUM)] + 3 * (idx & (m[ix(o + Q_NUM)] - 1))
 
 
 @njit(cache=True, inline="always")
 def _head(m, o, h):
-    return o + QH + 9 * m[o + Q_NUM] + 3 * h
+    return o + QH + 9 * m[ix(o + Q_NUM)] + 3 * h
 
 
 @njit(cache=True)
 def vq_init(m, o, num, event, indirect, cache_on, cache_thr):
     """An empty queue of ``num`` (pow2) descriptors; callbacks off until the driver asks."""
     for i in range(QH + 12 * num):
-        m[o + i] = 0
-    m[o + Q_NUM] = num
-    m[o + Q_NUM_FREE] = num
+        m[ix(o + i)] = 0
+    m[ix(o + Q_NUM)] = num
+    m[ix(o + Q_NUM_FREE)] = num
     for i in range(num):
-        m[_desc(m, o, i) + 3] = i + 1
-    m[o + Q_EVENT] = event
-    m[o + Q_INDIRECT] = indirect
-    m[o + Q_CACHE_ON] = cache_on
-    m[o + Q_CACHE_THR] = cache_thr
-    m[o + Q_CACHE_N] = num if cache_on else 0  # virtqueue_set_desc_cache: num tables
+        m[ix(_desc(m, o, i) + 3)] = i + 1
+    m[ix(o + Q_EVENT)] = event
+    m[ix(o + Q_INDIRECT)] = indirect
+    m[ix(o + Q_CACHE_ON)] = cache_on
+    m[ix(o + Q_CACHE_THR)] = cache_thr
+    m[ix(o + Q_CACHE_N)] = num if cache_on else 0  # virtqueue_set_desc_cache: num tables
 
 
 @njit(cache=True, inline="always")
@@ -79,7 +79,7 @@ def need_event(event, new, old):
 @njit(cache=True)
 def vq_slots_for(m, o, nsg):
     """Ring slots one buffer of ``nsg`` sgs takes (virtqueue_use_indirect)."""
-    if m[o + Q_INDIRECT] and nsg > 1:
+    if m[ix(o + Q_INDIRECT)] and nsg > 1:
         return 1
     return nsg
 
@@ -88,45 +88,45 @@ def vq_slots_for(m, o, nsg):
 def vq_add(m, o, token, nsg, length, write, t):
     """virtqueue_add_split: returns ADD_* (what the indirect table came from), or -1 when
     the ring has no room (-ENOSPC). The avail idx is published at ``t``."""
-    indirect = m[o + Q_INDIRECT] and nsg > 1 and m[o + Q_NUM_FREE] > 0
+    indirect = m[ix(o + Q_INDIRECT)] and nsg > 1 and m[ix(o + Q_NUM_FREE)] > 0
     need = 1 if indirect else nsg
-    if m[o + Q_NUM_FREE] < need:
+    if m[ix(o + Q_NUM_FREE)] < need:
         return -1
-    head = m[o + Q_FREE_HEAD]
+    head = m[ix(o + Q_FREE_HEAD)]
     how = ADD_DIRECT
     if indirect:
         d = _desc(m, o, head)
-        m[d] = token
-        m[d + 1] = 16 * nsg
-        m[d + 2] = F_INDIRECT
-        m[o + Q_FREE_HEAD] = m[d + 3]
-        if m[o + Q_CACHE_ON] and nsg <= m[o + Q_CACHE_THR] and m[o + Q_CACHE_N] > 0:
-            m[o + Q_CACHE_N] -= 1
+        m[ix(d)] = token
+        m[ix(d + 1)] = 16 * nsg
+        m[ix(d + 2)] = F_INDIRECT
+        m[ix(o + Q_FREE_HEAD)] = m[ix(d + 3)]
+        if m[ix(o + Q_CACHE_ON)] and nsg <= m[ix(o + Q_CACHE_THR)] and m[ix(o + Q_CACHE_N)] > 0:
+            m[ix(o + Q_CACHE_N)] -= 1
             how = ADD_CACHE
         else:
-            m[o + Q_TBL_LIVE] += 1
+            m[ix(o + Q_TBL_LIVE)] += 1
             how = ADD_KMALLOC
     else:
         i = head
         for s in range(nsg):
             d = _desc(m, o, i)
-            m[d] = token
-            m[d + 1] = length if s == nsg - 1 else 12
-            m[d + 2] = (F_NEXT if s < nsg - 1 else 0) | (F_WRITE if write else 0)
+            m[ix(d)] = token
+            m[ix(d + 1)] = length if s == nsg - 1 else 12
+            m[ix(d + 2)] = (F_NEXT if s < nsg - 1 else 0) | (F_WRITE if write else 0)
             if s < nsg - 1:
-                i = m[d + 3]
-        m[o + Q_FREE_HEAD] = m[_desc(m, o, i) + 3]
-    m[o + Q_NUM_FREE] -= need
+                i = m[ix(d + 3)]
+        m[ix(o + Q_FREE_HEAD)] = m[ix(_desc(m, o, i) + 3)]
+    m[ix(o + Q_NUM_FREE)] -= need
     h = _head(m, o, head)
-    m[h] = token
-    m[h + 1] = need
-    m[o + Q_INUSE] += 1
-    a = _avail(m, o, m[o + Q_AVAIL_IDX])
-    m[a] = head
-    m[a + 1] = t
-    m[o + Q_AVAIL_IDX] += 1
-    m[h + 2] = nsg if indirect else 0
-    m[_desc(m, o, head) + 1] = length if indirect else m[_desc(m, o, head) + 1]
+    m[ix(h)] = token
+    m[ix(h + 1)] = need
+    m[ix(o + Q_INUSE)] += 1
+    a = _avail(m, o, m[ix(o + Q_AVAIL_IDX)])
+    m[ix(a)] = head
+    m[ix(a + 1)] = t
+    m[ix(o + Q_AVAIL_IDX)] += 1
+    m[ix(h + 2)] = nsg if indirect else 0
+    m[ix(_desc(m, o, head) + 1)] = length if indirect else m[ix(_desc(m, o, head) + 1)]
     return how
 
 
@@ -135,28 +135,28 @@ def vq_head_len(m, o, head):
     """The payload length the device reads from a buffer: its last sg (an indirect buffer's
     head carries it; a chain is followed to its end: its head is the 12-byte vnet header)."""
     d = _desc(m, o, head)
-    for _ in range(m[_head(m, o, head) + 1] - 1):
-        d = _desc(m, o, m[d + 3])
-    return m[d + 1]
+    for _ in range(m[ix(_head(m, o, head) + 1)] - 1):
+        d = _desc(m, o, m[ix(d + 3)])
+    return m[ix(d + 1)]
 
 
 @njit(cache=True)
 def vq_kick_prepare(m, o):
     """virtqueue_kick_prepare_split: does the device want a notification?"""
-    new = m[o + Q_AVAIL_IDX]
-    old = m[o + Q_KICK_OLD]
-    m[o + Q_KICK_OLD] = new
-    if m[o + Q_EVENT]:
-        return need_event(m[o + Q_AVAIL_EVENT] & U16, new & U16, old & U16)
-    return m[o + Q_NO_NOTIFY] == 0
+    new = m[ix(o + Q_AVAIL_IDX)]
+    old = m[ix(o + Q_KICK_OLD)]
+    m[ix(o + Q_KICK_OLD)] = new
+    if m[ix(o + Q_EVENT)]:
+        return need_event(m[ix(o + Q_AVAIL_EVENT)] & U16, new & U16, old & U16)
+    return m[ix(o + Q_NO_NOTIFY)] == 0
 
 
 @njit(cache=True)
 def vq_more_used(m, o, t):
     """virtqueue_poll / more_used_split: a used entry published by ``t`` not yet taken."""
-    if m[o + Q_LAST_USED] == m[o + Q_USED_IDX]:
+    if m[ix(o + Q_LAST_USED)] == m[ix(o + Q_USED_IDX)]:
         return False
-    return m[_used(m, o, m[o + Q_LAST_USED]) + 2] <= t
+    return m[ix(_used(m, o, m[ix(o + Q_LAST_USED)]) + 2)] <= t
 
 
 @njit(cache=True)
@@ -165,60 +165,60 @@ def vq_get_buf(m, o, t):
     with free one of FREE_*, or head -1 when nothing is used by ``t``."""
     if not vq_more_used(m, o, t):
         return -1, 0, 0, FREE_NONE
-    u = _used(m, o, m[o + Q_LAST_USED])
-    head, ln, ts = m[u], m[u + 1], m[u + 2]
-    m[o + Q_LAST_USED] += 1
+    u = _used(m, o, m[ix(o + Q_LAST_USED)])
+    head, ln, ts = m[ix(u)], m[ix(u + 1)], m[ix(u + 2)]
+    m[ix(o + Q_LAST_USED)] += 1
     h = _head(m, o, head)
-    n = m[h + 1]
+    n = m[ix(h + 1)]
     # walk the chain back onto the free list
     i = head
     for _ in range(n - 1):
-        i = m[_desc(m, o, i) + 3]
-    m[_desc(m, o, i) + 3] = m[o + Q_FREE_HEAD]
-    m[o + Q_FREE_HEAD] = head
-    m[o + Q_NUM_FREE] += n
-    m[o + Q_INUSE] -= 1
+        i = m[ix(_desc(m, o, i) + 3)]
+    m[ix(_desc(m, o, i) + 3)] = m[ix(o + Q_FREE_HEAD)]
+    m[ix(o + Q_FREE_HEAD)] = head
+    m[ix(o + Q_NUM_FREE)] += n
+    m[ix(o + Q_INUSE)] -= 1
     fr = FREE_NONE
-    nsg = m[h + 2]
+    nsg = m[ix(h + 2)]
     if nsg > 0:
-        if m[o + Q_CACHE_ON] and nsg <= m[o + Q_CACHE_THR]:
-            m[o + Q_CACHE_N] += 1
+        if m[ix(o + Q_CACHE_ON)] and nsg <= m[ix(o + Q_CACHE_THR)]:
+            m[ix(o + Q_CACHE_N)] += 1
             fr = FREE_CACHE
         else:
-            m[o + Q_TBL_LIVE] -= 1
+            m[ix(o + Q_TBL_LIVE)] -= 1
             fr = FREE_KFREE
     return head, ln, ts, fr
 
 
 @njit(cache=True)
 def vq_token(m, o, head):
-    return m[_head(m, o, head)]
+    return m[ix(_head(m, o, head))]
 
 
 @njit(cache=True)
 def vq_disable_cb(m, o):
     """virtqueue_disable_cb_split (with EVENT_IDX only the shadow flag changes)."""
-    m[o + Q_CB_ON] = 0
+    m[ix(o + Q_CB_ON)] = 0
 
 
 @njit(cache=True)
 def vq_enable_cb_prepare(m, o):
     """virtqueue_enable_cb_prepare_split: ask for an interrupt at the next used entry."""
-    m[o + Q_CB_ON] = 1
-    m[o + Q_USED_EVENT] = m[o + Q_LAST_USED]
+    m[ix(o + Q_CB_ON)] = 1
+    m[ix(o + Q_USED_EVENT)] = m[ix(o + Q_LAST_USED)]
 
 
 @njit(cache=True)
 def vq_used_stamp(m, o):
     """When the next used entry the driver has not taken was published (INF-free: callers
     check vq_used_pending first)."""
-    return m[_used(m, o, m[o + Q_LAST_USED]) + 2]
+    return m[ix(_used(m, o, m[ix(o + Q_LAST_USED)]) + 2)]
 
 
 @njit(cache=True)
 def vq_used_pending(m, o):
     """Used entries the device published that the driver has not taken."""
-    return m[o + Q_USED_IDX] - m[o + Q_LAST_USED]
+    return m[ix(o + Q_USED_IDX)] - m[ix(o + Q_LAST_USED)]
 
 
 # --- device side (vhost-user / vhost-net) -----------------------------------------------------
@@ -228,8 +228,8 @@ def vq_dev_avail(m, o, t, cap):
     (what the caller can take: a burst, or 1 to ask whether any; a posted RX ring holds
     hundreds, and a packet's poll need not count them all)."""
     n = 0
-    i = m[o + Q_LAST_AVAIL]
-    while n < cap and i < m[o + Q_AVAIL_IDX] and m[_avail(m, o, i) + 1] <= t:
+    i = m[ix(o + Q_LAST_AVAIL)]
+    while n < cap and i < m[ix(o + Q_AVAIL_IDX)] and m[ix(_avail(m, o, i) + 1)] <= t:
         n += 1
         i += 1
     return n
@@ -238,38 +238,38 @@ def vq_dev_avail(m, o, t, cap):
 @njit(cache=True)
 def vq_avail_stamp(m, o):
     """When the next unconsumed avail entry was published."""
-    return m[_avail(m, o, m[o + Q_LAST_AVAIL]) + 1]
+    return m[ix(_avail(m, o, m[ix(o + Q_LAST_AVAIL)]) + 1)]
 
 
 @njit(cache=True)
 def vq_dev_pop(m, o):
     """The next avail head (caller checked vq_dev_avail)."""
-    head = m[_avail(m, o, m[o + Q_LAST_AVAIL])]
-    m[o + Q_LAST_AVAIL] += 1
+    head = m[ix(_avail(m, o, m[ix(o + Q_LAST_AVAIL)]))]
+    m[ix(o + Q_LAST_AVAIL)] += 1
     return head
 
 
 @njit(cache=True)
 def vq_dev_push_used(m, o, head, length, t):
-    u = _used(m, o, m[o + Q_USED_IDX])
-    m[u] = head
-    m[u + 1] = length
-    m[u + 2] = t
-    m[o + Q_USED_IDX] += 1
+    u = _used(m, o, m[ix(o + Q_USED_IDX)])
+    m[ix(u)] = head
+    m[ix(u + 1)] = length
+    m[ix(u + 2)] = t
+    m[ix(o + Q_USED_IDX)] += 1
 
 
 @njit(cache=True)
 def vq_dev_should_signal(m, o):
     """vhost_notify / vring_need_event on used_event: interrupt the driver?"""
-    new = m[o + Q_USED_IDX]
-    old = m[o + Q_SIG_OLD]
-    m[o + Q_SIG_OLD] = new
+    new = m[ix(o + Q_USED_IDX)]
+    old = m[ix(o + Q_SIG_OLD)]
+    m[ix(o + Q_SIG_OLD)] = new
     if new == old:
         return False
-    if m[o + Q_EVENT]:
-        return m[o + Q_CB_ON] == 1 and need_event(m[o + Q_USED_EVENT] & U16, new & U16,
+    if m[ix(o + Q_EVENT)]:
+        return m[ix(o + Q_CB_ON)] == 1 and need_event(m[ix(o + Q_USED_EVENT)] & U16, new & U16,
                                                   old & U16)
-    return m[o + Q_CB_ON] == 1
+    return m[ix(o + Q_CB_ON)] == 1
 
 
 @njit(cache=True)
@@ -278,10 +278,10 @@ def vq_dev_notify(m, o, on):
     enabling (a polling vhost-user backend never does, so kicks stay suppressed). A change is
     one the driver's kicks read (engine.stir)."""
     if on:
-        if m[o + Q_NO_NOTIFY] or m[o + Q_AVAIL_EVENT] != m[o + Q_LAST_AVAIL]:
+        if m[ix(o + Q_NO_NOTIFY)] or m[ix(o + Q_AVAIL_EVENT)] != m[ix(o + Q_LAST_AVAIL)]:
             stir(m)
-        m[o + Q_AVAIL_EVENT] = m[o + Q_LAST_AVAIL]
-        m[o + Q_NO_NOTIFY] = 0
-    elif not m[o + Q_NO_NOTIFY]:
+        m[ix(o + Q_AVAIL_EVENT)] = m[ix(o + Q_LAST_AVAIL)]
+        m[ix(o + Q_NO_NOTIFY)] = 0
+    elif not m[ix(o + Q_NO_NOTIFY)]:
         stir(m)
-        m[o + Q_NO_NOTIFY] = 1
+        m[ix(o + Q_NO_NOTIFY)] = 1
