@@ -83,16 +83,18 @@ def _post_tx(m, scr, n, t):
     mask, nseg, txq = m[D_CAP] - 1, m[H_NSEG], m[D_TXQ]
     # the wire and the queue's head in locals: stores to the arena might alias header words
     free, head, line_gap, byte_gap = m[D_WIRE_FREE], m[D_TX_HEAD], m[D_LINE_GAP], m[D_BYTE_GAP]
-    for p in range(0, n, nseg):
-        ln = 0
-        for i in range(p, p + nseg):
-            ln += m[ix(scr + 2 * i + 1)]
-        free = max(t, free) + wire_time(ln, line_gap, byte_gap)
-        for i in range(p, p + nseg):
-            slot = txq + 2 * (head & mask)
-            m[ix(slot)] = m[ix(scr + 2 * i)]
-            m[ix(slot + 1)] = free
-            head += 1
+    end = 0  # the descriptors before ``end`` are of packets the wire has taken
+    for i in range(n):
+        if i == end:  # a packet's first descriptor: the wire takes the whole packet
+            ln = m[ix(scr + 2 * i + 1)]
+            for j in range(i + 1, i + nseg):
+                ln += m[ix(scr + 2 * j + 1)]
+            free = max(t, free) + wire_time(ln, line_gap, byte_gap)
+            end = i + nseg
+        slot = txq + 2 * (head & mask)
+        m[ix(slot)] = m[ix(scr + 2 * i)]
+        m[ix(slot + 1)] = free
+        head += 1
     m[D_WIRE_FREE], m[D_TX_HEAD] = free, head
 
 
