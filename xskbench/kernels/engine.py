@@ -363,6 +363,7 @@ def napi_schedule(m, c, t):
             m[H_PROGRESS] += 1
         return False
     cx_set(m, c, CX_SCHED, 1)
+    stir(m)  # the next napi_schedule finds it scheduled (a wake-up already due is no progress)
     wake(m, c, t)
     return True
 
