@@ -7,12 +7,19 @@ configurations' settings.
 
     .venv/bin/python benchmarks/ff_grid.py                  # virtio-net, 326 configurations
     .venv/bin/python benchmarks/ff_grid.py --device tun     # or null, veth
+    .venv/bin/python benchmarks/ff_grid.py --random 300 --seed 2   # the property tests' draws
 
 tests/test_fastforward.py holds the defaults and the cases these grids found; the grids are
-the wider net (10-60 s each), run by hand after a change to the engine's shortcuts."""
+the wider net (10-60 s each), run by hand after a change to the engine's shortcuts.
+``--random N`` draws N configurations instead, every device/mode/workload in turn, by the
+strategy of tests/test_properties.py (every section, extreme values included), and saves
+the differing ones as JSON (``--save``)."""
 import argparse
 import itertools
+import json
 import random
+import sys
+from pathlib import Path
 
 from xskbench import RunConfig
 from xskbench.run import run
@@ -96,19 +103,57 @@ def _other_grid(device):
     return out
 
 
+def _differs(cfg):
+    return run(cfg).to_json_text() != run(cfg, fast_forward=False).to_json_text()
+
+
+def random_sweep(n, seed, save):
+    """``n`` configurations drawn like the property tests'; the differing ones go to ``save``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+    from test_properties import COMBOS, configs
+
+    done, bad = [0], []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def sweep(data):
+        combo = COMBOS[done[0] % len(COMBOS)]
+        cfg = data.draw(configs((combo,)))
+        done[0] += 1
+        if _differs(cfg):
+            bad.append(cfg.to_json())
+            print("differs:", "/".join(combo), flush=True)
+
+    sweep()
+    Path(save).write_text(json.dumps([json.loads(c) for c in bad], indent=1))
+    print(f"{len(bad)} of {done[0]} random configurations differ with fast_forward=False "
+          f"(saved to {save})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--show", type=int, nargs="*", default=[])
     ap.add_argument("--device", default="virtio-net",
                     choices=("virtio-net", "null", "tun", "veth"))
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="N configurations drawn like the property tests' instead of a grid")
+    ap.add_argument("--seed", type=int, default=0, help="the random draws' seed (0)")
+    ap.add_argument("--save", default="ff-differ.json", help="where --random saves the differing")
     args = ap.parse_args()
+    if args.random:
+        random_sweep(args.random, args.seed, args.save)
+        return
     cfgs = grid(args.device)
     if args.show:
         for i in args.show:
             print(i, cfgs[i - 1])
         return
-    bad = [i for i, c in enumerate(cfgs, 1)
-           if run(c).to_json_text() != run(c, fast_forward=False).to_json_text()]
+    bad = [i for i, c in enumerate(cfgs, 1) if _differs(c)]
     print(f"{len(bad)} of {len(cfgs)} differ with fast_forward=False: {bad}")
 
 

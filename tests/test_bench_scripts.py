@@ -1,6 +1,10 @@
 """The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
-perf_profile.py names numba's jitted functions from their mangled symbols."""
+perf_profile.py names numba's jitted functions from their mangled symbols; ff_grid.py's
+random sweep saves the configurations whose fast-forward differs."""
+import json
+
 import bench
+import ff_grid
 import perf_profile
 
 
@@ -36,3 +40,10 @@ def test_perf_profile_names_engine_device_and_wrapper_symbols():
         "virtio_net.host_quantum"
     assert d("0x7f3a2c01d2e0") == "unresolved"  # JIT code outside numba's functions
     assert d("PyArg_UnpackTuple") == "PyArg_UnpackTuple"
+
+
+def test_ff_grid_random_sweep_saves_the_configurations_that_differ(tmp_path, capsys):
+    out = tmp_path / "differ.json"
+    ff_grid.random_sweep(3, 0, out)
+    assert isinstance(json.loads(out.read_text()), list)  # each a RunConfig's JSON
+    assert "random configurations differ with fast_forward=False" in capsys.readouterr().out
