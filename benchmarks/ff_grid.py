@@ -18,7 +18,6 @@ import argparse
 import itertools
 import json
 import random
-import sys
 from pathlib import Path
 
 from xskbench import RunConfig
@@ -109,29 +108,19 @@ def _differs(cfg):
 
 def random_sweep(n, seed, save):
     """``n`` configurations drawn like the property tests'; the differing ones go to ``save``."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-    from hypothesis import strategies as st
-    from test_properties import COMBOS, configs
+    from soak import draw_configs  # the property tests' strategy (it puts tests/ on the path)
 
-    done, bad = [0], []
+    seen, bad = [0], []
 
-    @hypothesis_seed(seed)
-    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(data=st.data())
-    def sweep(data):
-        combo = COMBOS[done[0] % len(COMBOS)]
-        cfg = data.draw(configs((combo,)))
-        done[0] += 1
+    def check(combo, cfg):
+        seen[0] += 1
         if _differs(cfg):
-            bad.append(cfg.to_json())
+            bad.append(json.loads(cfg.to_json()))
             print("differs:", "/".join(combo), flush=True)
 
-    sweep()
-    Path(save).write_text(json.dumps([json.loads(c) for c in bad], indent=1))
-    print(f"{len(bad)} of {done[0]} random configurations differ with fast_forward=False "
+    draw_configs(n, seed, check)
+    Path(save).write_text(json.dumps(bad, indent=1))
+    print(f"{len(bad)} of {seen[0]} random configurations differ with fast_forward=False "
           f"(saved to {save})")
 
 

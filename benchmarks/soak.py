@@ -27,6 +27,24 @@ from test_properties import COMBOS, check_run, configs  # noqa: E402
 from xskbench.run import run  # noqa: E402
 
 
+def draw_configs(n, seed_, visit):
+    """Call ``visit(combo, cfg)`` for ``n`` configurations drawn by the property tests'
+    strategy, every device/mode/workload combination in turn (hypothesis seed ``seed_``)."""
+    drawn = [0]
+
+    @seed(seed_)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def each(data):
+        combo = COMBOS[drawn[0] % len(COMBOS)]
+        cfg = data.draw(configs((combo,)))
+        drawn[0] += 1
+        visit(combo, cfg)
+
+    each()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=10_000, help="configurations (default 10000)")
@@ -42,13 +60,7 @@ def main(argv=None):
     current = Path(args.current)
     t0 = time.perf_counter()
 
-    @seed(args.seed)
-    @settings(max_examples=args.n, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(data=st.data())
-    def soak(data):
-        combo = COMBOS[done[0] % len(COMBOS)]
-        cfg = data.draw(configs((combo,)))
+    def soak(combo, cfg):
         done[0] += 1
         per_combo["/".join(combo)] += 1
         current.write_text(cfg.to_json())
@@ -70,7 +82,7 @@ def main(argv=None):
             print(f"{done[0]} configurations, {len(failures)} failures, "
                   f"{time.perf_counter() - t0:.0f} s", flush=True)
 
-    soak()
+    draw_configs(args.n, args.seed, soak)
     current.unlink(missing_ok=True)
     wall = time.perf_counter() - t0
     summary = {"configurations": done[0], "failures": len(failures), "wall_s": round(wall, 1),
