@@ -96,7 +96,10 @@ KICK_RX = 2  # recvfrom()/poll(): wake RX (fill ring needs refilling or busy pol
 # --- frames -----------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def frame_of(m, addr):
-    return addr >> m[H_FRAME_SHIFT]  # addr // frame size, without a 64-bit division
+    """addr // frame size, without a 64-bit division. The per-descriptor loops shift by a
+    local copy of ``H_FRAME_SHIFT`` instead: LLVM reloads a header word after every store
+    to the arena (it might be that word)."""
+    return addr >> m[H_FRAME_SHIFT]
 
 
 @njit(cache=True, inline="always")
