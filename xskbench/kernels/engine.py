@@ -261,8 +261,10 @@ def _settle(m, c, past_end, end):
 
 @njit(cache=True, inline="always")
 def _moved(m):
-    """Whether the running quantum moved something or stirred state others read."""
-    return m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR] != 0
+    """Whether the running quantum moved something or stirred state others read: ring
+    refreshes it left uncharged are (the next context to call afxdp.charge_refreshes
+    charges them: a NAPI's empty peek, then the application's poll)."""
+    return m[H_PROGRESS] != m[H_QPROG0] or m[H_STIR] != 0 or m[H_QREFRESH] != 0
 
 
 @njit(cache=True)
@@ -502,9 +504,9 @@ def spin_until(m, cc, cb, until):
     charge) voids it (``_settle``). Returns whether the quantum is steady."""
     q = m[H_QACC]
     k = m[H_QLOG_N]
-    # a ring refresh left for the next quantum to charge (afxdp.charge_refreshes): that
-    # one charges more, so this one is no fixed point
-    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or _moved(m) or m[H_QREFRESH]:
+    # _moved: also a ring refresh left for the next quantum to charge
+    # (afxdp.charge_refreshes): that one charges more, so this one is no fixed point
+    if q <= 0 or k > QLOG_LEN or m[H_NO_REPLAY] or _moved(m):
         return False
     c = m[H_QCTX]
     if not _as_last_idle(m, c, k):
