@@ -375,6 +375,7 @@ def napi_complete(m, c):
     """napi_complete_done: go idle, unless a schedule was missed meanwhile (poll again)."""
     if cx(m, c, CX_MISSED):
         cx_set(m, c, CX_MISSED, 0)
+        stir(m)  # the next napi_schedule marks it missed again: a change others' wakeups read
         if c != m[H_QCTX]:
             m[H_WOKEN] += 1
         cx_set(m, c, CX_READY, now(m))
