@@ -1,11 +1,13 @@
 """The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
 perf_profile.py names numba's jitted functions from their mangled symbols; ff_grid.py's
-random sweep saves the configurations whose fast-forward differs."""
+random sweep saves the configurations whose fast-forward differs; ab.py compares two trees."""
 import json
 
+import ab
 import bench
 import ff_grid
 import perf_profile
+import pytest
 
 
 def test_bench_measures_a_run_and_renders_its_row():
@@ -45,5 +47,14 @@ def test_perf_profile_names_engine_device_and_wrapper_symbols():
 def test_ff_grid_random_sweep_saves_the_configurations_that_differ(tmp_path, capsys):
     out = tmp_path / "differ.json"
     ff_grid.random_sweep(3, 0, out)
-    assert isinstance(json.loads(out.read_text()), list)  # each a RunConfig's JSON
-    assert "random configurations differ with fast_forward=False" in capsys.readouterr().out
+    saved = json.loads(out.read_text())  # each a RunConfig's JSON
+    assert f"{len(saved)} of 3 random configurations differ" in capsys.readouterr().out
+
+
+def test_ab_compares_two_trees_case_by_case(capsys):
+    ab.main([str(bench.REPO), "--rounds", "1", "--runs", "1", "--case", "null", "copy",
+             "txonly"])
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    assert row[:3] == ["null", "copy", "txonly"]
+    old_ms, new_ms, speedup = map(float, row[3:])
+    assert old_ms > 0 and new_ms > 0 and speedup == pytest.approx(old_ms / new_ms, rel=0.01)
