@@ -66,6 +66,7 @@ from .layout import (
     H_QACC,
     H_QBUSY0,
     H_QCTX,
+    H_QDRAWN,
     H_QIDLED,
     H_QLABEL,
     H_QLOG,
@@ -94,6 +95,7 @@ from .layout import (
     PRIO_THREAD,
     QLOG_LEN,
 )
+from .steady import unsteady
 from .xsk_ring import ring_entries
 
 
@@ -158,6 +160,7 @@ def _open(m, c, t):
     m[H_QPROG0] = m[H_PROGRESS]
     m[H_STIR] = 0
     m[H_QREFRESH] = 0
+    m[H_QDRAWN] = 0
     m[H_QIDLED] = 0
     m[H_QMULTI] = 0  # its own label's books only, until switch_label
     m[H_QCTX] = c
@@ -195,6 +198,7 @@ def fold(m, c, hzn):
         m[H_HZN_WOKEN] = m[H_WOKEN]
     if t >= hzn:
         return -1
+    _last_on_cpu(m, cx(m, c, CX_CPU))  # as finish leaves it: the folded quantum may read it
     _settle(m, c, 0, now(m))
     _open(m, c, t)
     return hzn
@@ -207,12 +211,19 @@ def finish(m, c):
     cpu = cx(m, c, CX_CPU)
     end = m[H_NOW] + m[H_QACC]
     m[ix(m[H_CLK] + cpu)] = end
-    m[ix(m[H_CPULAB] + cpu)] = m[H_QLABEL]
-    # the quantum's length, negative if it moved nothing (snapshot trims busy and idle alike)
-    m[ix(m[H_CPULAST] + cpu)] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
+    _last_on_cpu(m, cpu)
     past_end = min(end - m[H_END], m[H_QACC]) if end > m[H_END] else 0
     m[ix(m[H_OVER] + m[H_QLABEL])] += past_end  # the part past the end is outside the window
     _settle(m, c, past_end, end)
+
+
+@njit(cache=True, inline="always")
+def _last_on_cpu(m, cpu):
+    """The quantum is the last one on ``cpu``: its label and length, negative if it moved
+    nothing (snapshot trims busy and idle alike; tun's vhost reads a 0 there as another
+    queue's worker having run on that core since)."""
+    m[ix(m[H_CPULAB] + cpu)] = m[H_QLABEL]
+    m[ix(m[H_CPULAST] + cpu)] = m[H_QACC] if m[H_PROGRESS] != m[H_QPROG0] else -m[H_QACC]
 
 
 @njit(cache=True)
@@ -351,6 +362,10 @@ def wake(m, c, t):
         if c != m[H_QCTX]:
             m[H_PROGRESS] += 1
             m[H_WOKEN] += 1
+    elif m[H_QDRAWN] and c != m[H_QCTX]:
+        # too late to count, but from a seeded delay: the same quantum again draws anew and
+        # may wake it earlier (a busy poll re-arming the interrupt), so it is not replayed
+        unsteady(m)
 
 
 @njit(cache=True)
@@ -559,6 +574,7 @@ def delay(m, d):
     if j == 0 or d == 0:
         return d
     _log(m, DRAW, 1, 0)
+    m[H_QDRAWN] = 1
     return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000
 
 

@@ -14,7 +14,7 @@ MC = 1000  # virtual-time units per CPU cycle (millicycles)
 INF = np.int64(2**62)
 M32 = 0xFFFFFFFF
 
-DEV_BASE = 96  # device slots: DEV_BASE .. HDR - 1
+DEV_BASE = 104  # device slots: DEV_BASE .. HDR - 1
 HDR = 192
 
 
@@ -84,6 +84,9 @@ H_WOKEN, H_HZN_WOKEN, H_HZN_FREE = _core.take(3)
 (H_STIR,) = _core.take(1)
 # ring refreshes the running quantum made and has not charged yet (afxdp.charge_refreshes)
 (H_QREFRESH,) = _core.take(1)
+# the running quantum made a seeded random draw (engine.delay): a wake-up it computed may come
+# out earlier in the next such quantum although this one's came too late to count
+(H_QDRAWN,) = _core.take(1)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 18  # words per context
