@@ -8,7 +8,7 @@ import sys
 import ff_grid
 import pytest
 
-from xskbench import RunConfig, costs, queues
+from xskbench import RunConfig, costs, queues, stats
 from xskbench.devices import DEVICES
 from xskbench.kernels import layout as L
 from xskbench.run import run
@@ -112,6 +112,10 @@ def test_fast_forward_is_exact_with_two_queues_and_faults():
     # vhost requeued after every packet (its weight): a quantum folded into the one before
     # reads that CPU's last quantum as finish would have left it (a context switch or not)
     {"device": "tun", "mode": "copy", "workload.kind": "txonly", "tun.weight_pkts": 1},
+    # a busy-polling application reads the NIC, whose arrivals come by themselves: its idle
+    # spin stops at the next one (null's _nic_next_change)
+    {"device": "null", "mode": "copy", "workload.kind": "rxdrop", "xsk.busy_poll": True,
+     "xsk.napi_defer_hard_irqs": 0, "workload.rate_pps": 1e4, "testbed.jitter": 0.0},
 ])
 def test_fast_forward_is_exact_where_other_contexts_change_what_a_spinner_reads(settings):
     settings = dict(settings)
@@ -148,6 +152,21 @@ def test_two_spinners_waiting_on_each_other_are_parked():
     cfg = RunConfig(device="virtio-net", mode="zerocopy").replace(**{
         "workload.kind": "l2fwd", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
     assert _quanta(cfg, True) < 0.75 * _quanta(cfg, False)
+    assert _same(cfg)
+
+
+def test_an_idle_spin_replays_the_poll_that_looks_before_the_change():
+    """null zero-copy rxdrop: the application spins until NAPI's RX entries become visible.
+    Its poll looks at the time early (``H_QREAD``), so the poll that starts before the first
+    entry's stamp and ends after it is still empty, and is replayed with the others instead
+    of run: about 4 quanta per NAPI poll (one NAPI, a productive and two idle application
+    polls), not the 6 of replaying only polls that end before the stamp."""
+    cfg = RunConfig(device="null", mode="zerocopy").replace(**{
+        "workload.kind": "rxdrop", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
+    prof = costs.for_config(cfg)
+    cc, cb = prof.arrays(1.0)
+    m = run_module.simulate(DEVICES["null"], queues.queue_configs(cfg), 3e9, cc, cb)[0].m
+    assert m[L.H_SEQ] < 4.5 * m[m[L.H_CNT] + stats.NAPI_POLLS]
     assert _same(cfg)
 
 

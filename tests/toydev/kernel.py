@@ -84,7 +84,7 @@ def app_quantum(m, cc, cb):
         _sendto(m, cc, cb)
         m[H_QLABEL] = label
     if m[H_PROGRESS] == progress:
-        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
+        spin_until(m, cc, cb, horizon(m, APP), afxdp.app_next_change(m))
     wake(m, APP, now(m))  # xdpsock spins
 
 

@@ -73,6 +73,7 @@ from .layout import (
     H_QLOG_N,
     H_QMULTI,
     H_QPROG0,
+    H_QREAD,
     H_QREFRESH,
     H_SEED,
     H_SEQ,
@@ -155,6 +156,7 @@ def begin(m, c):
 def _open(m, c, t):
     """The books of a quantum of ``c`` starting at ``t`` (its charges, log and progress)."""
     m[H_NOW] = t
+    m[H_QREAD] = t
     m[H_QACC] = 0
     m[H_QLOG_N] = 0
     m[H_QPROG0] = m[H_PROGRESS]
@@ -312,8 +314,12 @@ def switch_label(m, label):
 
 @njit(cache=True)
 def now(m):
-    """Virtual time inside the running quantum: its start plus what it has charged."""
-    return m[H_NOW] + m[H_QACC]
+    """Virtual time inside the running quantum: its start plus what it has charged. The
+    quantum's reads of what changes by itself happen at such a time: the last one taken is
+    when an idle poll last looked (``H_QREAD``, spin_until)."""
+    t = m[H_NOW] + m[H_QACC]
+    m[H_QREAD] = t
+    return t
 
 
 @njit(cache=True)
@@ -476,11 +482,12 @@ def idle_spin(m, cc, cb, c, seen):
     spinners' horizons skip its polls until then) and replay its idle spin up to the first
     time anything could change for it."""
     q = m[H_QACC]
-    # a change before this quantum's end plus one more leaves no whole quantum to replay,
-    # whatever the horizon (spin_until), so the scan over the contexts is skipped: the
-    # common case of a poller just faster than its producer
-    until = seen if seen <= now(m) + q else min(horizon(m, c), seen)
-    if spin_until(m, cc, cb, until):
+    # a change the next poll would already read leaves nothing to replay, whatever the
+    # horizon (spin_until), so the scan over the contexts is skipped: the common case of a
+    # poller just faster than its producer (no now(): it would move the last read)
+    look = m[H_QREAD] + q
+    hzn = seen if seen <= look else horizon(m, c)
+    if spin_until(m, cc, cb, hzn, seen):
         # its poll that could first see ``seen`` starts up to one quantum before it
         cx_set(m, c, CX_PARK, max(seen - q, 1))
         m[H_PARKED] = 1
@@ -505,11 +512,16 @@ def _as_last_idle(m, c, k):
 
 
 @njit(cache=True)
-def spin_until(m, cc, cb, until):
-    """A polling context found nothing to do: replay this idle quantum back to back until
-    ``until`` (the same loads, the same empty polls), as the real loop would spin. Exact,
-    since nothing it reads can change before then; it only saves emulation time. It stops at
-    the end of warm-up, so the steady window's books start where quantum by quantum would.
+def spin_until(m, cc, cb, hzn, seen):
+    """A polling context found nothing to do: replay this idle quantum back to back (the
+    same loads, the same empty polls), as the real loop would spin, while nothing it reads
+    can have changed: each replayed poll starts before ``hzn``, when another context can
+    next run (the engine would run it first, as ``fold`` does), and takes its last look at
+    the time (``H_QREAD``, as far into the poll as this one did) before ``seen``, when its
+    view changes by itself (a ring entry stamped then, the next packet a rate allows: an
+    entry stamped at a read's instant is seen). Exact; it only saves emulation time. The
+    replayed polls end before the end of warm-up, so the steady window's books start where
+    quantum by quantum would, and before the context is next descheduled.
 
     Only a *steady* idle quantum is replayed: one whose log is the same as the context's
     previous idle quantum's, in this idle stretch or an earlier one (the first empty poll
@@ -527,13 +539,13 @@ def spin_until(m, cc, cb, until):
     c = m[H_QCTX]
     if not _as_last_idle(m, c, k):
         return False
+    t0 = m[H_NOW]
+    end = stall_next(m, c, t0)  # descheduled then: no polls to replay
     if m[H_SNAP_DONE] == 0:
-        until = min(until, m[H_WARM])
-    until = min(until, stall_next(m, c, m[H_NOW]))  # descheduled then: no polls to replay
-    # replayed quanta end before ``until``: a read at a quantum's last instant sees an entry
-    # stamped at that instant (stamps are visible from their time on), so one ending at
-    # ``until`` could already find work
-    reps = (until - 1 - (m[H_NOW] + q)) // q
+        end = min(end, m[H_WARM])
+    # replayed poll j (1, 2, ...) starts at t0 + j q and looks at the time at t0 + j q + r
+    r = m[H_QREAD] - t0
+    reps = min((hzn - 1 - t0) // q, (seen - 1 - r - t0) // q, (end - 1 - t0) // q - 1)
     if reps <= 0:
         return True
     label = m[H_QLABEL]

@@ -87,6 +87,9 @@ H_WOKEN, H_HZN_WOKEN, H_HZN_FREE = _core.take(3)
 # the running quantum made a seeded random draw (engine.delay): a wake-up it computed may come
 # out earlier in the next such quantum although this one's came too late to count
 (H_QDRAWN,) = _core.take(1)
+# the running quantum's last look at the time (engine.now): every read that can change by
+# itself (a stamped entry, a rate's clock) compares against a time taken then or earlier
+(H_QREAD,) = _core.take(1)
 
 # --- context table ---------------------------------------------------------------------
 CX_N = 18  # words per context

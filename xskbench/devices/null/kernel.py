@@ -37,9 +37,11 @@ from xskbench.kernels.layout import (
     DEV_BASE,
     H_ARR_END,
     H_BUSYBUDGET,
+    H_BUSYPOLL,
     H_NEEDWAKE,
     H_NEXT_ARR,
     H_NO_REPLAY,
+    H_NOW,
     H_NSEG,
     H_PKTLEN,
     H_PROGRESS,
@@ -138,6 +140,20 @@ def _next_irq(m):
     elif m[D_RX_FILL] + m[H_NSEG] <= m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
         s = _rx_slot(m, m[D_RX_FILL] + m[H_NSEG] - 1)
         t = min(t, max(m[H_NEXT_ARR], m[ix(s + 1)]))
+    return t
+
+
+@njit(cache=True)
+def _nic_next_change(m):
+    """When a poll of the NIC next finds something new by itself: a TX completion, a
+    received packet, or an arrival (taken or missed) — from the quantum's start."""
+    t = INF
+    if m[D_TX_TAIL] < m[D_TX_HEAD]:
+        t = m[ix(m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1)]
+    if m[D_RX_DONE] < m[D_RX_FILL]:
+        t = m[H_NOW]
+    if m[H_NEXT_ARR] < m[H_ARR_END]:
+        t = min(t, m[H_NEXT_ARR])
     return t
 
 
@@ -369,7 +385,10 @@ def app_quantum(m, cc, cb):
                 _kick_napi(m, cc, cb)
         switch_label(m, label)
     if m[H_PROGRESS] == progress:
-        idle_spin(m, cc, cb, APP, afxdp.app_next_change(m))
+        seen = afxdp.app_next_change(m)
+        if m[H_BUSYPOLL]:  # its poll reads the NIC, whose queues change by themselves
+            seen = min(seen, _nic_next_change(m))
+        idle_spin(m, cc, cb, APP, seen)
     wake(m, APP, now(m))  # xdpsock spins
 
 

@@ -248,7 +248,7 @@ def app_quantum(m, cc, cb):
         if due - m[H_SENT_SEQ] < burst:  # the PMD's poll found less than a burst: spin
             charge(m, cc, cb, op.APP_LOOP, 1, 0)
             t = offered_time(m, m[H_START_T] + (m[H_SENT_SEQ] + burst - 1) * gap)
-            spin_until(m, cc, cb, min(horizon(m, APP), t))
+            spin_until(m, cc, cb, horizon(m, APP), t)
             wake(m, APP, now(m))
             return
     sent = m[H_SENT_SEQ]
@@ -265,7 +265,7 @@ def app_quantum(m, cc, cb):
             count(m, st.POLL_CALLS, 1)
         switch_label(m, label)
     if m[H_PROGRESS] == progress:
-        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
+        spin_until(m, cc, cb, horizon(m, APP), afxdp.app_next_change(m))
     wake(m, APP, now(m))  # the PMD spins
 
 
@@ -462,10 +462,8 @@ def guest_pmd_quantum(m, cc, cb):
         charge(m, cc, cb, op.RTE_PKTMBUF_FREE, got, 0)
         _guest_take(m, cc, cb, got, op.VIRTIO_RXQ_REARM)
     else:
-        until = horizon(m, GUEST)
-        if m[D_G_USED] > m[D_G_CONS]:  # a publish it will see at its time
-            until = min(until, m[D_G_USED_AT])
-        spin_until(m, cc, cb, until)
+        seen = m[D_G_USED_AT] if m[D_G_USED] > m[D_G_CONS] else INF  # seen at its time
+        spin_until(m, cc, cb, horizon(m, GUEST), seen)
     wake(m, GUEST, now(m))
 
 

@@ -498,7 +498,7 @@ def xsk_app_quantum(m, cc, cb):
             zc_sendto(m, cc, cb)
         switch_label(m, label)
     if m[H_PROGRESS] == progress:
-        spin_until(m, cc, cb, min(horizon(m, APP), afxdp.app_next_change(m)))
+        spin_until(m, cc, cb, horizon(m, APP), afxdp.app_next_change(m))
     wake(m, APP, now(m))
 
 
