@@ -129,12 +129,18 @@ def _rx_arrivals(m, t):
         count(m, st.RX_MISSED, missed)
 
 
+@njit(cache=True, inline="always")
+def _tx_next_done(m):
+    """When the oldest transmit in flight is done on the wire (INF: none)."""
+    if m[D_TX_TAIL] < m[D_TX_HEAD]:
+        return m[ix(m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1)]
+    return INF
+
+
 @njit(cache=True)
 def _next_irq(m):
     """When the NIC next has something to signal: a TX completion or a received packet."""
-    t = INF
-    if m[D_TX_TAIL] < m[D_TX_HEAD]:
-        t = m[ix(m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1)]
+    t = _tx_next_done(m)
     if m[D_RX_DONE] < m[D_RX_FILL]:
         t = min(t, now(m))
     elif m[D_RX_FILL] + m[H_NSEG] <= m[D_RX_POST] and m[H_NEXT_ARR] < m[H_ARR_END]:
@@ -147,9 +153,7 @@ def _next_irq(m):
 def _nic_next_change(m):
     """When a poll of the NIC next finds something new by itself: a TX completion, a
     received packet, or an arrival (taken or missed) — from the quantum's start."""
-    t = INF
-    if m[D_TX_TAIL] < m[D_TX_HEAD]:
-        t = m[ix(m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1)]
+    t = _tx_next_done(m)
     if m[D_RX_DONE] < m[D_RX_FILL]:
         t = m[H_NOW]
     if m[H_NEXT_ARR] < m[H_ARR_END]:
