@@ -8,8 +8,9 @@ import sys
 import ff_grid
 import pytest
 
-from xskbench import RunConfig, costs, queues, stats
+from xskbench import RunConfig, costs, ops, queues, stats
 from xskbench.devices import DEVICES
+from xskbench.kernels import engine
 from xskbench.kernels import layout as L
 from xskbench.run import run
 
@@ -201,3 +202,49 @@ def test_back_to_back_quanta_skip_the_scheduler():
         picks += n
     picks += n
     assert picks < 0.2 * int(machs[0].m[L.H_SEQ])
+
+
+T0 = 10**9  # when the replayed poll starts (virtual time units)
+
+
+def _spinner():
+    """null's application context in a fresh arena past warm-up, and one poll's cycles."""
+    cfg = RunConfig(device="null")
+    cc, cb = costs.for_config(cfg).arrays(1.0)
+    m = DEVICES["null"].impl.setup(queues.queue_configs(cfg)[0], 3e9, cc, cb).m
+    m[L.H_SNAP_DONE] = 1
+    return m, cc, cb, int(cc[ops.APP_LOOP])
+
+
+def _replayed_polls(look_first, hzn=L.INF, seen=L.INF, warm=None):
+    """Two identical idle polls of one APP_LOOP charge, looking at the time before or after
+    it; the second (steady) is replayed: how many polls it then stands for."""
+    m, cc, cb, q = _spinner()
+    if warm is not None:
+        m[L.H_SNAP_DONE], m[L.H_WARM] = 0, warm
+    for t in (T0 - q, T0):
+        engine._open(m, DEVICES["null"].kernel.APP, t)
+        if look_first:
+            engine.now(m)
+        engine.charge(m, cc, cb, ops.APP_LOOP, 1, 0)
+        if not look_first:
+            engine.now(m)
+        steady = engine.spin_until(m, cc, cb, hzn, seen)
+    assert steady
+    return m[L.H_QACC] // q
+
+
+
+def test_a_replayed_poll_starts_before_the_horizon_and_looks_before_the_change():
+    """engine.spin_until's three bounds, poll by poll (q: one poll's length, from T0): another
+    context's start bounds where a replayed poll may *start* (the engine would run that poll
+    first); the spinner's own view changing (a stamped entry) bounds where it may *look*,
+    as far into the poll as the real one looked; the end of warm-up bounds where it *ends*."""
+    _, _, _, q = _spinner()
+    between = T0 + 2 * q + q // 2  # polls start at T0, T0 + q, T0 + 2q, T0 + 3q, ...
+    assert _replayed_polls(True, hzn=between) == 3
+    assert _replayed_polls(False, hzn=between) == 3
+    assert _replayed_polls(True, seen=between) == 3   # looks at T0 + 2q, before the change
+    assert _replayed_polls(False, seen=between) == 2  # looks at T0 + 3q: after it
+    assert _replayed_polls(True, seen=T0 + q) == 1    # an entry stamped at a look is seen
+    assert _replayed_polls(True, warm=between) == 2   # the poll from T0 + 2q ends after it
