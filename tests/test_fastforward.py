@@ -117,6 +117,11 @@ def test_fast_forward_is_exact_with_two_queues_and_faults():
     # spin stops at the next one (null's _nic_next_change)
     {"device": "null", "mode": "copy", "workload.kind": "rxdrop", "xsk.busy_poll": True,
      "xsk.napi_defer_hard_irqs": 0, "workload.rate_pps": 1e4, "testbed.jitter": 0.0},
+    # a NAPI poll that yields to the busy poller (its short refill returned the budget)
+    # clears its scheduled flag, which the busy poller reads (afxdp.bp_yield stirs)
+    {"device": "null", "mode": "zerocopy", "workload.kind": "rxdrop", "xsk.busy_poll": True,
+     "xsk.need_wakeup": False, "workload.rate_pps": 1.0, "null.irq_delay_ns": 0.0,
+     "xsk.fill_size": 64},
 ])
 def test_fast_forward_is_exact_where_other_contexts_change_what_a_spinner_reads(settings):
     settings = dict(settings)

@@ -10,7 +10,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from .. import ops as op
 from .. import stats as st
-from .engine import charge, count, cx, now, wake
+from .engine import charge, count, cx, now, stir, wake
 from .faults import fill_edge, fill_held, fill_stopped, offered_clock, offered_time
 from .jit import ix, njit
 from .layout import (
@@ -835,6 +835,7 @@ def bp_yield(m, bp):
         return False
     m[ix(bp + BP_PREFER)] = 0
     bp_stop(m, bp)
+    stir(m)  # the caller clears NAPI_STATE_SCHED: the busy poller's next sk_busy_loop polls
     return True
 
 
