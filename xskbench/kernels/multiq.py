@@ -72,5 +72,5 @@ def share(M, OFF, q, c):
         if o_q != q:
             o = M[OFF[o_q]:OFF[o_q + 1]]
             if cpu < o[H_NCPU]:
-                o[o[H_CLK] + cpu] = end
-                o[o[H_CPULAST] + cpu] = 0
+                o[ix(o[H_CLK] + cpu)] = end
+                o[ix(o[H_CPULAST] + cpu)] = 0
