@@ -6,7 +6,7 @@ import pytest
 
 from xskbench import calibrate
 from xskbench.config import RunConfig
-from xskbench.queues import traffic_shares
+from xskbench.queues import queue_configs, traffic_shares
 from xskbench.run import run
 
 SHORT = ["workload.duration_s=0.002"]
@@ -156,3 +156,17 @@ def test_faults_hit_every_queue_and_keep_the_books():
         assert q.counters["fill_ring_empty_descs"] > 0
         assert q.faults is not None and q.faults["windows"]
     assert res.faults == res.queues[0].faults
+
+
+@pytest.mark.parametrize("device,mode,workload", [
+    ("virtio-net", "zerocopy", "l2fwd"), ("null", "zerocopy", "txonly"),
+    ("tun", "zerocopy", "txonly")])
+def test_a_queue_on_cpus_of_its_own_runs_as_it_would_alone(device, mode, workload):
+    """Queues meet only on CPUs they share (kernels/multiq.pick) and each draws its own
+    seeded stream (kernels/rng.py): with the default spread pinning, queue 0 of three gives
+    the bytes a run of its config alone gives, interrupt jitter included."""
+    cfg = RunConfig(device=device, mode=mode).override(SHORT + [f"workload.kind={workload}",
+                                                                "mq.queues=3"])
+    res = run(cfg)
+    assert res.queues[0].to_json_text() == run(queue_configs(cfg)[0]).to_json_text()
+

@@ -12,7 +12,6 @@ import numpy as np
 
 from .kernels import faults as kf
 from .kernels import layout as L
-from .kernels.engine import seed_rng
 from .sections.faults import WINDOWS, active
 
 RECOVERY_TOL = 0.10
@@ -51,7 +50,6 @@ def install(m, off, cfg, contexts, mc_per_s):
         m[off + kf.F_LOST_PPM] = round(f.irq_lost_prob * 1e6)
         m[off + kf.F_LATE_PPM] = round(f.irq_late_prob * 1e6) if f.irq_late_us > 0 else 0
         m[off + kf.F_LATE] = mc(f.irq_late_us)
-        seed_rng(m)  # pmd mode has no start_app; elsewhere start_app seeds it again, the same
     if "spike" in on:
         m[off + kf.F_SPIKE] = mc(f.spike_us)
         m[off + kf.F_SPIKE_LEN], m[off + kf.F_SPIKE_PER] = window(f.spike_window_us,

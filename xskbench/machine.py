@@ -8,7 +8,7 @@ import numpy as np
 from . import faults, ops, stats
 from .kernels import layout as L
 from .kernels.afxdp import app_fill
-from .kernels.engine import seed_rng, wake
+from .kernels.engine import wake
 from .kernels.xsk_ring import NEED_WAKEUP, R_FLAGS, ring_init, ring_words
 from .umem import descs_per_packet, rx_frame_size
 
@@ -121,9 +121,10 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     m[L.H_TS_DT] = max(1, m[L.H_END] // TS_POINTS)
     m[L.H_SOFT_LIMIT] = SOFTIRQ_RESTARTS
     m[L.H_SNAP_DONE] = int(m[L.H_WARM] == 0)
-    m[L.H_SEED] = w.seed
+    m[L.H_SEED] = w.seed  # the key of the arena's stream (kernels/rng.py; queues.arenas)
     m[L.H_JITTER_PPM] = round(cfg.testbed.jitter * 1e6)
     m[L.H_EXT_HZN] = L.INF  # no other queue until kernels/multiq.py says so
+    m[L.H_CAND_C] = L.STALE  # kernels/multiq.pick finds its candidate
     for i, c in enumerate(contexts):
         base = m[L.H_CTX] + i * L.CX_N
         m[base + L.CX_CPU] = c.cpu
@@ -146,7 +147,6 @@ def start_app(mach, cfg, cc, cb, app_ctx, rx_ctx):
     fill ring and the driver's first poll (``rx_ctx``) posts RX buffers; txonly sees no
     arrivals."""
     m = mach.m
-    seed_rng(m)
     wake(m, app_ctx, 0)
     if cfg.workload.kind == "txonly":
         m[L.H_ARR_END] = 0

@@ -10,8 +10,6 @@ another context (napi_schedule, an interrupt, an IPI, an eventfd).
 Ops are charged to the running context's label: counts, bytes and cycles accumulate in the
 arena; ``snapshot`` at the end of warm-up lets results cover the steady window only.
 """
-import numpy as np
-
 from .. import ops
 from ..stats import INTERRUPTS, KSOFTIRQD_HANDOFFS
 from .faults import sample_delivered, stall_end, stall_next
@@ -75,7 +73,6 @@ from .layout import (
     H_QPROG0,
     H_QREAD,
     H_QREFRESH,
-    H_SEED,
     H_SEQ,
     H_SNAP_DONE,
     H_SOFT_LIMIT,
@@ -96,6 +93,7 @@ from .layout import (
     PRIO_THREAD,
     QLOG_LEN,
 )
+from .rng import draw, skip
 from .steady import unsteady
 from .xsk_ring import ring_entries
 
@@ -556,8 +554,7 @@ def spin_until(m, cc, cb, hzn, seen):
         base = m[H_QLOG] + 4 * i
         code, n, nbytes = m[ix(base)], m[ix(base + 1)] * reps, m[ix(base + 2)] * reps
         if code == DRAW:  # keep the seeded stream where quantum by quantum would leave it
-            for _ in range(n):
-                np.random.random()
+            skip(m, n)
         elif code < 0:
             m[ix(m[H_CNT] - 1 - code)] += n
         else:
@@ -573,12 +570,6 @@ def spin_until(m, cc, cb, hzn, seen):
 
 
 @njit(cache=True)
-def seed_rng(m):
-    """Seed numba's generator from the run's seed: runs are deterministic for a seed."""
-    np.random.seed(m[H_SEED])
-
-
-@njit(cache=True)
 def delay(m, d):
     """A delay ``d`` (interrupt, IPI, wakeup) with the testbed's seeded spread: uniform in
     d·(1 ± jitter). This is where run-to-run variation comes from."""
@@ -587,7 +578,7 @@ def delay(m, d):
         return d
     _log(m, DRAW, 1, 0)
     m[H_QDRAWN] = 1
-    return d + int(d * j * (2.0 * np.random.random() - 1.0)) // 1000000
+    return d + int(d * j * (2.0 * draw(m) - 1.0)) // 1000000
 
 
 

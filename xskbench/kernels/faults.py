@@ -22,6 +22,7 @@ from .layout import (
     H_QACC,
     INF,
 )
+from .rng import draw
 from .steady import unsteady
 
 (
@@ -74,10 +75,10 @@ def notify_at(m, t):
     if window_end(m[H_NOW] + m[H_QACC], m[ix(f + F_SPIKE_LEN)], m[ix(f + F_SPIKE_PER)]):
         t += m[ix(f + F_SPIKE)]
         m[ix(f + F_N_SPIKED)] += 1
-    if m[ix(f + F_LOST_PPM)] and np.random.random() * 1e6 < m[ix(f + F_LOST_PPM)]:
+    if m[ix(f + F_LOST_PPM)] and draw(m) * 1e6 < m[ix(f + F_LOST_PPM)]:
         m[ix(f + F_N_LOST)] += 1
         return INF
-    if m[ix(f + F_LATE_PPM)] and np.random.random() * 1e6 < m[ix(f + F_LATE_PPM)]:
+    if m[ix(f + F_LATE_PPM)] and draw(m) * 1e6 < m[ix(f + F_LATE_PPM)]:
         m[ix(f + F_N_LATE)] += 1
         t += m[ix(f + F_LATE)]
     return t

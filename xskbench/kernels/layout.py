@@ -58,9 +58,19 @@ _core = _Slots(0, DEV_BASE)
     H_OVER, H_QBUSY0, H_BASE_LAT, H_CPULAB, H_CPULAST, H_NREFRESH, H_TXFULL_DROP,
 ) = _core.take(79)
 (H_FAULT,) = _core.take(1)  # offset of the fault block (0 in arenas built without one)
-# multi-queue: the earliest start of any other queue's context (bounds an idle-spin replay),
-# and whether the queues' sockets share one pool (XDP_SHARED_UMEM)
+# multi-queue: the earliest start of any queue's context that shares a CPU with this one
+# (bounds an idle-spin replay and a fold), and whether the queues' sockets share one pool
+# (XDP_SHARED_UMEM)
 H_EXT_HZN, H_SHARED_POOL = _core.take(2)
+# multi-queue: a bit per queue that has a context on a CPU this queue uses (only those can
+# run on its CPUs: queues meet nowhere else)
+(H_QSHARE,) = _core.take(1)
+# multi-queue: this queue's candidate at the last pick, its context and start (context
+# STALE: to be found anew, as its contexts or CPU clocks changed since)
+H_CAND_C, H_CAND_T = _core.take(2)
+STALE = -2
+# the arena's seeded stream (kernels/rng.py): draws so far; its key is H_SEED
+(H_RNG,) = _core.take(1)
 # 1 = no shortcut (engine.spin_until's replay, engine.fold, null's batched receive): quantum by
 # quantum and packet by packet, for the equality test (tests/test_fastforward.py)
 (H_NO_REPLAY,) = _core.take(1)

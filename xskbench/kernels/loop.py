@@ -54,9 +54,12 @@ def define(namespace):
 
 @njit(cache=True)
 def progress(M, OFF):
-    """How far the run is: the latest quantum start over the queues, as a fraction of the end."""
+    """How far the run is: each queue's latest quantum start as a fraction of the end, averaged
+    over the queues (queues on CPUs of their own run ahead of one another, multiq.pick: any
+    queue's step moves it)."""
     done = 0.0
-    for q in range(len(OFF) - 1):
+    nq = len(OFF) - 1
+    for q in range(nq):
         m = M[OFF[q]:OFF[q + 1]]
-        done = max(done, min(1.0, m[H_NOW] / max(m[H_END], 1)))
-    return done
+        done += min(1.0, m[H_NOW] / max(m[H_END], 1))
+    return done / nq
