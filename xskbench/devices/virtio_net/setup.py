@@ -11,7 +11,9 @@ from . import kernel as k
 from . import virtqueue as vq
 
 VNET_HDR = 12  # struct virtio_net_hdr_mrg_rxbuf
-HOST_CPU_BASE = 32  # host CPUs are their own CPUs in the engine, apart from the guest's
+# host CPUs are their own CPUs in the engine, past every guest CPU (the fields' 0..63): a
+# guest vCPU never shares a clock with a host core
+HOST_CPU_BASE = 64
 
 
 
