@@ -38,6 +38,9 @@ CASES = (("null", "zerocopy", "txonly"), ("null", "zerocopy", "rxdrop"),
          ("virtio-net", "zerocopy", "txonly"), ("virtio-net", "copy", "txonly"),
          ("tun", "zerocopy", "txonly"), ("veth", "zerocopy", "txonly"))
 TARGET_RTF = 1.0  # issue #17: every case at least as fast as real time
+# multi-queue (device, mode, workload, queues), default spread pinning: N queues should cost
+# N times one queue (README, Performance, "queues apart"); not in #17's table, nor its count
+MQ_CASES = (("virtio-net", "zerocopy", "txonly", 8), ("tun", "zerocopy", "txonly", 8))
 
 # what a new process pays before its first result
 PROBE = """
@@ -51,12 +54,12 @@ print(json.dumps({"import_s": t1 - t0, "first_run_s": t2 - t1}))
 """
 
 
-def _config(device, mode, kind, duration):
+def _config(device, mode, kind, duration, queues=1):
     from xskbench import RunConfig
 
     return RunConfig(device=device, mode=mode).replace(**{
         "workload.kind": kind, "workload.duration_s": duration,
-        "workload.warmup_s": min(0.001, duration / 10)})
+        "workload.warmup_s": min(0.001, duration / 10), "mq.queues": queues})
 
 
 YARD_N = 10_000_000  # iterations of the yardstick loop per trial (~25-40 ms)
@@ -101,10 +104,10 @@ def first_run():
     return {"import_s": t1 - t0, "first_run_s": time.perf_counter() - t1}
 
 
-def throughput(device, mode, kind, duration, repeat):
+def throughput(device, mode, kind, duration, repeat, queues=1):
     from xskbench import run
 
-    cfg = _config(device, mode, kind, duration)
+    cfg = _config(device, mode, kind, duration, queues)
     run(_config(device, mode, kind, 0.001))  # compile or load this device's kernel
     walls, cpus = [], []
     for _ in range(repeat):
@@ -116,7 +119,7 @@ def throughput(device, mode, kind, duration, repeat):
     moved = res.totals["rx_packets"] + res.totals["tx_packets"]  # the same every run
     pps = res.pps["tx" if kind == "txonly" else "rx"]
     n = quanta(cfg)
-    return {"device": device, "mode": mode, "kind": kind, "emulated_s": duration,
+    return {"device": device, "mode": mode, "kind": kind, "queues": queues, "emulated_s": duration,
             "emulated_pps": pps, "packets": moved, "wall_s": wall, "cpu_s": cpu,
             "packets_per_wall_s": moved / wall, "packets_per_cpu_s": moved / cpu,
             "real_time_factor": duration / cpu, "quanta": n, "quanta_per_packet": n / moved,
@@ -165,6 +168,7 @@ def measure(duration, repeat, cold):
            "target_real_time_factor": TARGET_RTF, "in_process": in_process}
     doc["yardstick_ns"] = [yardstick()]
     doc["cases"] = [throughput(*case, duration, repeat) for case in CASES]
+    doc["mq_cases"] = [throughput(*case[:3], duration, repeat, case[3]) for case in MQ_CASES]
     doc["yardstick_ns"].append(yardstick())
     doc["load_average"] = os.getloadavg()[0]  # other jobs on the machine slow the wall clock
     doc["startup"] = {"warm": startup()}
@@ -181,8 +185,9 @@ def render(doc):
              "",
              f"{'case':29}{'emulated pps':>13}{'packets':>10}{'cpu s':>8}"
              f"{'pkts/cpu-s':>12}{'real-time x':>13}{'quanta/pkt':>12}{'ns/quantum':>12}"]
-    for c in doc["cases"]:
+    for c in doc["cases"] + doc.get("mq_cases", []):
         name = f"{c['device']} {c['mode']} {c['kind']}"
+        name += f" x{c['queues']}" if c.get("queues", 1) > 1 else ""
         lines.append(f"{name:29}{m(c['emulated_pps']):>13}{m(c['packets']):>10}"
                      f"{c['cpu_s']:>8.3f}{m(c['packets_per_cpu_s']):>12}"
                      f"{c['real_time_factor']:>13.2f}{c['quanta_per_packet']:>12.3f}"

@@ -24,6 +24,11 @@ def test_bench_measures_a_run_and_renders_its_row():
     assert "null zerocopy txonly" in text
     rtf_ok = row["real_time_factor"] >= bench.TARGET_RTF
     assert f"{int(rtf_ok)} of 1 cases at or above real time" in text
+    # a multi-queue row is shown, outside #17's count (two senders, each under its wire share)
+    two = bench.throughput("null", "zerocopy", "txonly", 0.001, 1, queues=2)
+    assert two["queues"] == 2 and two["packets"] > row["packets"]
+    text = bench.render({**doc, "mq_cases": [two]})
+    assert "null zerocopy txonly x2" in text and "of 1 cases at or above" in text
     assert "yardstick 2.50 → 3.75 ns per iteration" in text
 
 
