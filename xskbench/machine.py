@@ -72,7 +72,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
         L.H_IDLE: a.alloc("idle", nl), L.H_BASE_IDLE: a.alloc("base_idle", nl),
         L.H_OVER: a.alloc("over", nl), L.H_QBUSY0: a.alloc("qbusy0", nl),
         L.H_BASE_LAT: a.alloc("base_lat", L.LAT_BINS), L.H_CPULAB: a.alloc("cpulab", ncpu),
-        L.H_CPULAST: a.alloc("cpulast", ncpu),
+        L.H_CPULAST: a.alloc("cpulast", ncpu), L.H_CPUQ: a.alloc("cpuq", ncpu),
         L.H_BASE_OPS: a.alloc("base_ops", nl * no), L.H_BASE_OPB: a.alloc("base_opb", nl * no),
         L.H_BASE_BUSY: a.alloc("base_busy", nl), L.H_BASE_CNT: a.alloc("base_cnt", ns),
         L.H_OWN: a.alloc("own", x.umem_frames), L.H_FTS: a.alloc("fts", x.umem_frames),

@@ -135,11 +135,14 @@ def arenas(machs, cfg):
     if len(machs) == 1:
         m = machs[0].m
         return m, np.array([0, len(m)], dtype=np.int64)
-    # the queues each queue meets: those with a context on one of its CPUs (kernels/multiq.pick);
+    # the queues each queue meets, on each of its CPUs and on any (kernels/multiq.pick, share);
     # each queue draws its own seeded stream (kernels/rng.py: the queue in the key's high word)
     cpus = [{c.cpu for c in mc.contexts} for mc in machs]
     for q, mc in enumerate(machs):
-        mc.m[L.H_QSHARE] = sum(1 << o for o in range(len(machs)) if o != q and cpus[q] & cpus[o])
+        for cpu in cpus[q]:
+            mc.m[mc.m[L.H_CPUQ] + cpu] = sum(1 << o for o in range(len(machs))
+                                             if o != q and cpu in cpus[o])
+            mc.m[L.H_QSHARE] |= mc.m[mc.m[L.H_CPUQ] + cpu]
         mc.m[L.H_SEED] += q << 32
     off = np.concatenate([[0], np.cumsum([len(mc.m) for mc in machs])]).astype(np.int64)
     big = np.concatenate([mc.m for mc in machs])

@@ -63,8 +63,8 @@ _core = _Slots(0, DEV_BASE)
 # (XDP_SHARED_UMEM)
 H_EXT_HZN, H_SHARED_POOL = _core.take(2)
 # multi-queue: a bit per queue that has a context on a CPU this queue uses (only those can
-# run on its CPUs: queues meet nowhere else)
-(H_QSHARE,) = _core.take(1)
+# run on its CPUs: queues meet nowhere else), and per CPU (an array) those on that CPU
+H_QSHARE, H_CPUQ = _core.take(2)
 # multi-queue: this queue's candidate at the last pick, its context and start (context
 # STALE: to be found anew, as its contexts or CPU clocks changed since)
 H_CAND_C, H_CAND_T = _core.take(2)

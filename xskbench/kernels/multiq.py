@@ -19,10 +19,10 @@ from .layout import (
     H_CAND_T,
     H_CLK,
     H_CPULAST,
+    H_CPUQ,
     H_CTX,
     H_END,
     H_EXT_HZN,
-    H_NCPU,
     H_QSHARE,
     H_SEQ,
     H_SNAP_DONE,
@@ -79,16 +79,18 @@ def pick(M, OFF):
 def share(M, OFF, q, c):
     """After a quantum of queue ``q``'s context ``c``: its CPU's clock is that of every queue
     with a context on it, and their last quantum on that CPU is no longer the last (warm-up
-    accounting). The queues whose candidates this changed pick anew (``pick``)."""
+    accounting). The queues whose candidates this changed pick anew (``pick``): only those
+    (a CPU no context of a queue uses is never read in its arena)."""
     m = M[OFF[q]:OFF[q + 1]]
     m[H_CAND_C] = STALE
     cpu = m[ix(m[H_CTX] + c * CX_N + CX_CPU)]
     end = m[ix(m[H_CLK] + cpu)]
-    near = m[H_QSHARE]
-    for o_q in range(len(OFF) - 1):
+    near = m[ix(m[H_CPUQ] + cpu)]
+    o_q = 0
+    while near >> o_q:
         if (near >> o_q) & 1:
             o = M[OFF[o_q]:OFF[o_q + 1]]
-            if cpu < o[H_NCPU]:
-                o[ix(o[H_CLK] + cpu)] = end
-                o[ix(o[H_CPULAST] + cpu)] = 0
-                o[H_CAND_C] = STALE
+            o[ix(o[H_CLK] + cpu)] = end
+            o[ix(o[H_CPULAST] + cpu)] = 0
+            o[H_CAND_C] = STALE
+        o_q += 1
