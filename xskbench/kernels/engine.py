@@ -40,6 +40,7 @@ from .layout import (
     H_CNT,
     H_CPULAB,
     H_CPULAST,
+    H_CPUQ,
     H_CTX,
     H_END,
     H_EXT_HZN,
@@ -449,7 +450,8 @@ def sample(m):
 def horizon(m, c, unparked=False):
     """The earliest time any context other than ``c`` can next run: until then nothing
     ``c`` could observe changes, except ring entries already stamped in its future. Other
-    queues' contexts (``H_EXT_HZN``) count too: they may need this CPU.
+    queues' contexts (``H_EXT_HZN``) count too when ``c``'s CPU is one they share
+    (``H_CPUQ``): they may need it.
 
     A context parked in an idle spin on another CPU (``CX_PARK``, set by :func:`idle_spin`)
     counts from its first poll that could find work by itself: until some context moves
@@ -459,9 +461,11 @@ def horizon(m, c, unparked=False):
     up to the first change either could see, instead of one poll of the other at a time.
     On the same CPU it counts from its next start: it takes turns on that CPU. ``unparked``:
     as if the spinners watching ``c`` were unparked (the quantum moved something)."""
-    t = min(m[H_END], m[H_EXT_HZN])
     clk = m[H_CLK]
     cpu = cx(m, c, CX_CPU)
+    # elsewhere other queues can neither run before ``c`` nor change what it reads (they
+    # can only delay this queue's contexts on a CPU they share, never bring them forward)
+    t = min(m[H_END], m[H_EXT_HZN]) if m[ix(m[H_CPUQ] + cpu)] else m[H_END]
     for o in range(m[H_NCTX]):
         r = cx(m, o, CX_READY)
         if o != c and r < INF:
