@@ -80,7 +80,8 @@ def share(M, OFF, q, c):
     """After a quantum of queue ``q``'s context ``c``: its CPU's clock is that of every queue
     with a context on it, and their last quantum on that CPU is no longer the last (warm-up
     accounting). The queues whose candidates this changed pick anew (``pick``): only those
-    (a CPU no context of a queue uses is never read in its arena)."""
+    (a CPU none of a queue's contexts uses changes nothing in its arena: its last quantum
+    there, which ``snapshot`` would trim, stays 0)."""
     m = M[OFF[q]:OFF[q + 1]]
     m[H_CAND_C] = STALE
     cpu = m[ix(m[H_CTX] + c * CX_N + CX_CPU)]
