@@ -169,4 +169,3 @@ def test_a_queue_on_cpus_of_its_own_runs_as_it_would_alone(device, mode, workloa
                                                                 "mq.queues=3"])
     res = run(cfg)
     assert res.queues[0].to_json_text() == run(queue_configs(cfg)[0]).to_json_text()
-
