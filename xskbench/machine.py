@@ -134,10 +134,10 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
         m[base + L.CX_READY] = L.INF
         m[base + L.CX_WATCH] = -1
     faults.install(m, fault_off, cfg, contexts, mc_per_s)
-    for f in range(x.umem_frames):  # every frame starts with the application
-        m[m[L.H_APPSTK] + f] = f * x.frame_size
-        m[m[L.H_OWN] + f] = L.OWN_APP
-    m[L.H_APPSTK_N] = x.umem_frames
+    n, stk, own = x.umem_frames, m[L.H_APPSTK], m[L.H_OWN]
+    m[stk:stk + n] = np.arange(n) * x.frame_size  # every frame starts with the application
+    m[own:own + n] = L.OWN_APP
+    m[L.H_APPSTK_N] = n
     return Machine(m, a, tuple(labels), tuple(label_cpu.values()), tuple(contexts), hz,
                    {**rings, **dev})
 

@@ -238,8 +238,8 @@ def collect(cfg, mach, profile, cc, cb, in_flight_dev, extra=None):
     window_s = (m[L.H_END] - (m[L.H_WARM] if m[L.H_SNAP_DONE] else 0)) / (mach.hz * L.MC)
     nr = int(m[L.H_TS_NRINGS])
     ts = m[m[L.H_TS]:m[L.H_TS] + int(m[L.H_TS_N]) * (1 + nr)].reshape(-1, 1 + nr)
-    occ = pd.DataFrame(ts[:, 1:], columns=list(RING_NAMES))
-    occ.insert(0, "time_us", ts[:, 0] / (mach.hz * L.MC) * 1e6)
+    occ = pd.DataFrame({"time_us": ts[:, 0] / (mach.hz * L.MC) * 1e6,
+                        **{n: ts[:, 1 + i] for i, n in enumerate(RING_NAMES)}})
     lat = window(L.H_LAT, L.H_BASE_LAT, L.LAT_BINS)
     inv = balance(mach, totals, in_flight_dev)
     return Result(cfg, mach.labels, mach.label_cpu, mach.hz, window_s, busy, idle, calls, nbytes,
