@@ -149,23 +149,38 @@ def test_sweep_serial_cluster_and_cache_agree(tmp_path):
         serial, grown[grown["config_hash"].isin(serial["config_hash"])].reset_index(drop=True))
 
 
+def test_serial_sweep_makes_one_table_per_chunk(monkeypatch):
+    # an Arrow table per configuration cost ~15 ms each, several times a short run
+    real, joined = sw._join, []
+
+    def counted(frames, *args):
+        joined.append(len(frames))
+        return real(frames, *args)
+
+    monkeypatch.setattr(sw, "_join", counted)
+    grid = {"null.napi_budget": [8, 16, 32, 64, 128]}
+    df = sw.sweep(BASE, grid, scheduler="serial", cache=False, chunk_size=2, progress=False)
+    assert joined == [2, 2, 1]  # each chunk's frames, joined once
+    assert df["config_hash"].nunique() == 5 and df["error"].isna().all()
+
+
 def test_interrupted_sweep_resumes(tmp_path, monkeypatch):
     grid = {"null.napi_budget": [8, 16, 32, 64]}
-    real = sw._run_chunk
+    real = sw._run_into
     calls = []
 
-    def flaky(items, runner=None):
-        calls.append(len(items))
+    def flaky(item, *args):
+        calls.append(item)
         if len(calls) == 2:
-            raise KeyboardInterrupt  # the user stops the sweep after one chunk
-        return real(items, runner)
+            raise KeyboardInterrupt  # the user stops the sweep after one configuration
+        return real(item, *args)
 
-    monkeypatch.setattr(sw, "_run_chunk", flaky)
+    monkeypatch.setattr(sw, "_run_into", flaky)
     with pytest.raises(sw.SweepInterrupted, match="1 of 4 configurations done; they are "
                                                   "cached in .*, a rerun resumes"):
         sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, chunk_size=2, progress=False)
     assert len(list(tmp_path.glob("part-*.parquet"))) == 1
-    monkeypatch.setattr(sw, "_run_chunk", real)
+    monkeypatch.setattr(sw, "_run_into", real)
     resumed = sw.sweep(BASE, grid, scheduler="serial", cache=tmp_path, progress=False)
     assert resumed.attrs["sweep"]["computed"] == 3 and resumed.attrs["sweep"]["cached"] == 1
     fresh = sw.sweep(BASE, grid, scheduler="serial", cache=False, progress=False)
