@@ -1,6 +1,7 @@
 """The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
 perf_profile.py names numba's jitted functions from their mangled symbols; ff_grid.py's
-random sweep saves the configurations whose fast-forward differs; ab.py compares two trees."""
+random sweep saves the configurations whose fast-forward differs; ab.py compares two trees;
+quantum_parts.py times the steps of an idle host poll on a real arena."""
 import json
 
 import ab
@@ -8,6 +9,7 @@ import bench
 import ff_grid
 import perf_profile
 import pytest
+import quantum_parts
 
 
 def test_bench_measures_a_run_and_renders_its_row():
@@ -63,3 +65,17 @@ def test_ab_compares_two_trees_case_by_case(capsys):
     assert row[:3] == ["null", "copy", "txonly"]
     old_ms, new_ms, speedup = map(float, row[3:])
     assert old_ms > 0 and new_ms > 0 and speedup == pytest.approx(old_ms / new_ms, rel=0.01)
+
+
+def test_quantum_parts_times_each_step_of_an_idle_host_poll(capsys):
+    m, cc, cb = quantum_parts.arena()
+    one = m.copy()
+    quantum_parts._polls(one, cc, cb, 1, len(quantum_parts.PARTS) - 2)  # up to the horizon
+    spun = m.copy()
+    quantum_parts._polls(spun, cc, cb, 1, len(quantum_parts.PARTS) - 1)  # + the replay
+    poll = one[quantum_parts.engine.H_QACC]
+    assert poll > 0 and spun[quantum_parts.engine.H_QACC] > 1000 * poll  # a steady idle spin
+    quantum_parts.main(["--calls", "1000", "--trials", "1"])
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [r.split()[-3] for r in rows][1:] == list(quantum_parts.PARTS[1:])
+    assert all(float(r.split()[-2]) > 0 for r in rows)  # ns per call with the parts so far
