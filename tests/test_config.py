@@ -369,3 +369,30 @@ def test_load_errors(tmp_path, name, text, fragments):
 def test_load_missing_file(tmp_path):
     with pytest.raises(ValueError, match="cannot read .*missing.yaml"):
         load(tmp_path / "missing.yaml")
+
+
+def test_a_field_lookup_resolves_only_that_fields_choices():
+    # a callable's choices are looked up anew (the cost profiles glob data/costs): resolving
+    # every field before the one wanted made each config several directory scans
+    from xskbench.fields import Section, field_info, fld
+
+    looked = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Toy(Section):
+        SECTION = "toy"
+        a: str = fld("x", "a", choices=lambda: looked.append("a") or ("x", "y"))
+        b: int = fld(1, "b", lo=0, hi=2)
+
+    assert field_info(Toy, "b").hi == 2 and looked == []
+    assert field_info(Toy, "a").choices == ("x", "y") and looked == ["a"]
+    assert [f.choices for f in iter_fields(Toy)] == [("x", "y"), None]
+
+
+def test_to_dict_gives_each_sections_values_as_they_are():
+    cfg = RunConfig(device="tun").replace(**{"workload.rate_pps": 2e6, "tun.tx_queue_len": 64})
+    d = cfg.to_dict()
+    assert d["workload"]["rate_pps"] == 2e6 and d["tun"]["tx_queue_len"] == 64
+    assert d == json.loads(cfg.to_json()) and RunConfig.from_dict(d) == cfg
+    for name in SECTIONS:
+        assert d[name] == dataclasses.asdict(getattr(cfg, name))

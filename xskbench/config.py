@@ -90,7 +90,7 @@ class _RunConfigMethods:
     def to_dict(self) -> dict[str, Any]:
         """Nested plain dict: ``{"device", "mode", "xsk": {...}, ...}``."""
         return {name: getattr(self, name) for name in _SCALARS} | {
-            name: dataclasses.asdict(getattr(self, name)) for name in SECTIONS}
+            name: _values(getattr(self, name)) for name in SECTIONS}
 
     def to_json(self, indent: int | None = 1) -> str:
         """Stable JSON (sorted keys)."""
@@ -161,6 +161,12 @@ class _RunConfigMethods:
 
 def _keys() -> tuple[str, ...]:
     return _SCALARS + tuple(SECTIONS)
+
+
+def _values(section: Any) -> dict[str, Any]:
+    """A section's fields by name: validated scalars, read as they are (dataclasses.asdict
+    deep-copies each value, which cost a short sweep point as much as its run)."""
+    return {f.name: getattr(section, f.name) for f in dataclasses.fields(section)}
 
 
 def _section_from_dict(cls: type, data: Any, parse_strings: bool) -> Any:

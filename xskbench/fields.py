@@ -180,19 +180,24 @@ def _static_fields(cls: type) -> tuple[FieldInfo, ...]:
     return tuple(out)
 
 
+def _resolved(info: FieldInfo) -> FieldInfo:
+    """``info`` with its choices resolved now (a callable looks them up: cost profiles)."""
+    if callable(info.choices):
+        return dataclasses.replace(info, choices=tuple(info.choices()) or None)
+    return info
+
+
 def iter_fields(section_cls: type) -> Iterator[FieldInfo]:
     """The fields of a section class, in declaration order, with choices resolved now."""
     for info in _static_fields(section_cls):
-        if callable(info.choices):
-            info = dataclasses.replace(info, choices=tuple(info.choices()) or None)
-        yield info
+        yield _resolved(info)
 
 
 def field_info(section_cls: type, name: str) -> FieldInfo:
     """One field by name; ValueError listing the section's fields if unknown."""
-    for info in iter_fields(section_cls):
+    for info in _static_fields(section_cls):
         if info.name == name:
-            return info
+            return _resolved(info)  # only this one's choices: a lookup may glob a directory
     names = ", ".join(f.name for f in _static_fields(section_cls)) or "(none)"
     raise ValueError(f"unknown field {section_cls.SECTION}.{name}; allowed: {names}")
 

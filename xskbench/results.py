@@ -159,16 +159,20 @@ class Result:
     # --- tidy output ----------------------------------------------------------------------
     def to_frame(self):
         """One row per context: the run's config columns, its rates and the context's CPU."""
+        return pd.DataFrame(self.rows())
+
+    def rows(self):
+        """:meth:`to_frame`'s rows as dicts (a sweep makes one table of many runs' rows:
+        a frame per run cost more than a short run)."""
         cfg = flatten(self.config.to_dict())
         pps, cpu = self.pps, self.cpu
         pkts = max(self.counters["rx_packets"] + self.counters["tx_packets"], 1)
         idle = self.idle_poll
-        rows = [{**cfg, "context": lab, "cpu": self.label_cpu[i], "cpu_pct": cpu[lab],
+        return [{**cfg, "context": lab, "cpu": self.label_cpu[i], "cpu_pct": cpu[lab],
                  "idle_poll_pct": idle[lab],
                  "cycles_per_pkt": self.busy[i] / pkts, "pps_rx": pps["rx"],
                  "pps_tx": pps["tx"], "bottleneck": lab == self.bottleneck}
                 for i, lab in enumerate(self.labels)]
-        return pd.DataFrame(rows)
 
     def to_json(self):
         r = _round

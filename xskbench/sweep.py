@@ -393,11 +393,14 @@ def _run_chunk(items: list[tuple[dict, str]], runner=None):
 
 
 def _run_into(item: tuple[dict, str], run, frames: list, failed: list, failed_errors: list):
-    """Run one valid config: its rows go to ``frames``, or its failure to the other two."""
+    """Run one valid config: its rows go to ``frames`` (a Result's as dicts, made one table
+    with the chunk's others by _join; another runner's as its frame), or its failure to the
+    other two."""
     config, h = item
     try:
         cfg = RunConfig.from_dict(config)
-        df = run(cfg).to_frame()
+        res = run(cfg)
+        got = res.rows() if hasattr(res, "rows") else res.to_frame()
     except Exception as err:  # noqa: BLE001 - a failing config must not abort the sweep
         msg = _one_line(err)
         if not isinstance(err, ValueError):
@@ -405,16 +408,23 @@ def _run_into(item: tuple[dict, str], run, frames: list, failed: list, failed_er
         failed.append(Task(-1, config, h, msg, str(config.get("device"))))
         failed_errors.append(msg)
         return
-    df["config_hash"] = h
-    df["error"] = None
-    df[_CACHE_FLAG] = True
-    frames.append(df)
+    tag = {"config_hash": h, "error": None, _CACHE_FLAG: True}
+    if isinstance(got, list):
+        frames.append([{**row, **tag} for row in got])
+        return
+    for key, value in tag.items():
+        got[key] = value
+    frames.append(got)
 
 
 def _join(frames, failed, failed_errors):
     import pyarrow as pa
 
     tables = []
+    rows = [row for f in frames if isinstance(f, list) for row in f]
+    if rows:  # straight to Arrow: no frame per run (_canonical types every column)
+        tables.append(_canonical(_from_rows(rows)))
+    frames = [f for f in frames if not isinstance(f, list)]
     if frames:
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         tables.append(_canonical(pa.Table.from_pandas(df, preserve_index=False)))
