@@ -15,7 +15,9 @@ CPU time, not wall time: the machine may be shared, and CPU time is what other j
 least.
 A *yardstick* — a fixed jitted loop doing a ring's per-descriptor work — is timed before and
 after the cases: this VM's speed drifts (phases 1.5x slower than others) and differs between
-machines, so a table is read against it.
+machines, so a table is read against it. Then each device's shortest run (0.1 ms emulated)
+is timed: its CPU time is the set-up and collection around the kernels, which every run,
+widget redraw and sweep point pays.
 Start-up is measured in fresh subprocesses: one using this process's numba cache (warm: it
 was just filled), one with an empty temporary ``NUMBA_CACHE_DIR`` (cold: compiles).
 """
@@ -41,6 +43,9 @@ TARGET_RTF = 1.0  # issue #17: every case at least as fast as real time
 # multi-queue (device, mode, workload, queues), default spread pinning: N queues should cost
 # N times one queue (README, Performance, "queues apart"); not in #17's table, nor its count
 MQ_CASES = (("virtio-net", "zerocopy", "txonly", 8), ("tun", "zerocopy", "txonly", 8))
+# the shortest run a config allows: its CPU time is the work around the kernels (set-up and
+# collection), which every run, widget redraw and sweep point pays
+OVERHEAD_S = 0.0001
 
 # what a new process pays before its first result
 PROBE = """
@@ -126,6 +131,13 @@ def throughput(device, mode, kind, duration, repeat, queues=1):
             "ns_per_quantum": cpu / n * 1e9}
 
 
+def overhead(repeat):
+    """CPU ms of an ``OVERHEAD_S`` run of each device (zero-copy txonly), best of ``repeat``."""
+    devices = dict.fromkeys(case[0] for case in CASES)
+    return {d: 1e3 * throughput(d, "zerocopy", "txonly", OVERHEAD_S, repeat)["cpu_s"]
+            for d in devices}
+
+
 def quanta(cfg):
     """How many quanta the engine ran for ``cfg`` (every queue's; the round-robin sequence
     counts them): the emulator's events, each a pick, a quantum and its books."""
@@ -170,6 +182,7 @@ def measure(duration, repeat, cold):
     doc["cases"] = [throughput(*case, duration, repeat) for case in CASES]
     doc["mq_cases"] = [throughput(*case[:3], duration, repeat, case[3]) for case in MQ_CASES]
     doc["yardstick_ns"].append(yardstick())
+    doc["overhead_ms"] = overhead(max(repeat, 5))
     doc["load_average"] = os.getloadavg()[0]  # other jobs on the machine slow the wall clock
     doc["startup"] = {"warm": startup()}
     if cold:
@@ -196,8 +209,11 @@ def render(doc):
     lines += [f"{len(doc['cases']) - len(slow)} of {len(doc['cases'])} cases at or above real "
               f"time (load average {doc['load_average']:.1f} during the runs); yardstick "
               + " → ".join(f"{y:.2f}" for y in doc["yardstick_ns"])
-              + " ns per iteration before → after", "",
-              f"{'start-up':34}{'import s':>10}{'first run s':>13}{'process s':>11}"]
+              + " ns per iteration before → after"]
+    if doc.get("overhead_ms"):
+        lines.append(f"around the kernels (CPU ms of a {OVERHEAD_S * 1e3:g} ms run): " + ", ".join(
+            f"{d} {ms:.2f}" for d, ms in doc["overhead_ms"].items()))
+    lines += ["", f"{'start-up':34}{'import s':>10}{'first run s':>13}{'process s':>11}"]
     ip = doc["in_process"]
     lines.append(f"{'this process (before the above)':34}{ip['import_s']:>10.2f}"
                  f"{ip['first_run_s']:>13.2f}{'':>11}")

@@ -32,6 +32,15 @@ def test_bench_measures_a_run_and_renders_its_row():
     text = bench.render({**doc, "mq_cases": [two]})
     assert "null zerocopy txonly x2" in text and "of 1 cases at or above" in text
     assert "yardstick 2.50 → 3.75 ns per iteration" in text
+    assert "around the kernels" not in text  # not measured: no line
+    text = bench.render({**doc, "overhead_ms": {"null": 1.25, "veth": 0.5}})
+    assert "around the kernels (CPU ms of a 0.1 ms run): null 1.25, veth 0.50" in text
+
+
+def test_overhead_times_each_devices_shortest_run():
+    ms = bench.overhead(1)
+    assert list(ms) == list(dict.fromkeys(case[0] for case in bench.CASES))
+    assert all(0 < v < 1000 for v in ms.values())  # ~1 ms on the development VM
 
 
 def test_yardstick_times_its_loop_per_iteration():
