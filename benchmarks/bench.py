@@ -138,20 +138,29 @@ def overhead(repeat):
             for d in devices}
 
 
-def quanta(cfg):
+def quanta(cfg, fast_forward=True):
     """How many quanta the engine ran for ``cfg`` (every queue's; the round-robin sequence
     counts them): the emulator's events, each a pick, a quantum and its books."""
+    from xskbench.kernels.layout import H_SEQ
+
+    machs, _, _ = arenas(cfg, fast_forward)
+    return max(int(m.m[H_SEQ]) for m in machs)
+
+
+def arenas(cfg, fast_forward=True):
+    """``cfg`` emulated as ``run`` does, stopping short of the results: (each queue's machine,
+    with its arena after the run; the cost arrays)."""
     from xskbench import costs, queues
     from xskbench.devices import get
-    from xskbench.kernels.layout import H_SEQ
 
     simulate, run_speed = sys.modules["xskbench.run"].simulate, \
         sys.modules["xskbench.run"].run_speed
     prof = costs.for_config(cfg)
     cc, cb = prof.arrays(run_speed(cfg))
     hz = (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9
-    machs = simulate(get(cfg.device), queues.queue_configs(cfg), hz, cc, cb)
-    return max(int(m.m[H_SEQ]) for m in machs)
+    machs = simulate(get(cfg.device), queues.queue_configs(cfg), hz, cc, cb,
+                     fast_forward=fast_forward)
+    return machs, cc, cb
 
 
 def startup(cache_dir=None):

@@ -21,12 +21,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from xskbench import costs, ops, queues  # noqa: E402
-from xskbench.devices import DEVICES  # noqa: E402
+from xskbench import ops  # noqa: E402
 from xskbench.devices.virtio_net import kernel as K  # noqa: E402
 from xskbench.kernels import engine  # noqa: E402
 from xskbench.kernels.jit import njit  # noqa: E402
-from xskbench.run import run_speed, simulate  # noqa: E402
 
 PARTS = ("_open + vhost_user_poll charge", "vq_dev_avail", "_host_interrupts",
          "_host_next_change", "horizon", "spin_until", "wake")
@@ -58,14 +56,10 @@ def _polls(m, cc, cb, n, upto):
 def arena():
     """virtio-net zero-copy txonly's arena after 0.5 ms emulated, and its cost arrays."""
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from bench import _config
+    from bench import _config, arenas
 
-    cfg = _config("virtio-net", "zerocopy", "txonly", 0.0005)
-    prof = costs.for_config(cfg)
-    cc, cb = prof.arrays(run_speed(cfg))
-    mach = simulate(DEVICES["virtio-net"], queues.queue_configs(cfg), prof.cpu_ghz * 1e9,
-                    cc, cb)[0]
-    return mach.m, cc, cb
+    machs, cc, cb = arenas(_config("virtio-net", "zerocopy", "txonly", 0.0005))
+    return machs[0].m, cc, cb
 
 
 def measure(calls=1_000_000, trials=5):

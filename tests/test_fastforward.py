@@ -7,6 +7,7 @@ import sys
 
 import ff_grid
 import pytest
+from bench import arenas, quanta
 
 from xskbench import RunConfig, costs, ops, queues, stats
 from xskbench.devices import DEVICES
@@ -142,22 +143,13 @@ def test_fast_forward_is_exact_across_a_sample_of_the_grids(device, index):
     assert _same(_GRID(device)[index])
 
 
-def _quanta(cfg, fast_forward):
-    """How many quanta the engine ran (its round-robin sequence counts every one)."""
-    prof = costs.for_config(cfg)
-    cc, cb = prof.arrays(1.0)
-    machs = run_module.simulate(DEVICES[cfg.device], queues.queue_configs(cfg), 3e9, cc, cb,
-                                fast_forward=fast_forward)
-    return max(int(m.m[L.H_SEQ]) for m in machs)
-
-
 def test_queues_on_cpus_of_their_own_run_ahead_of_one_another():
     """No queue waits for another it shares no CPU with (kernels/multiq.pick): two such queues
     take twice one queue's quanta, not the many more a common timeline cuts their idle spins
     into (1.75x as many before)."""
     cfg = RunConfig(device="virtio-net", mode="zerocopy").replace(**{
         "workload.duration_s": 0.002})
-    one, two = _quanta(cfg, True), _quanta(cfg.replace(**{"mq.queues": 2}), True)
+    one, two = quanta(cfg, True), quanta(cfg.replace(**{"mq.queues": 2}), True)
     assert two <= 2.02 * one, (one, two)
 
 
@@ -169,7 +161,7 @@ def test_queues_sharing_a_host_core_still_replay_on_their_own_cpus():
     fast-forward saved none (the same count)."""
     cfg = RunConfig(device="virtio-net", mode="zerocopy").replace(**{
         "workload.duration_s": 0.002, "mq.queues": 8, "mq.host": "shared"})
-    assert _quanta(cfg, True) < 0.75 * _quanta(cfg, False)
+    assert quanta(cfg, True) < 0.75 * quanta(cfg, False)
 
 
 def test_two_spinners_waiting_on_each_other_are_parked():
@@ -178,7 +170,7 @@ def test_two_spinners_waiting_on_each_other_are_parked():
     polls, so far fewer quanta run, and the result is the same bytes."""
     cfg = RunConfig(device="virtio-net", mode="zerocopy").replace(**{
         "workload.kind": "l2fwd", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    assert _quanta(cfg, True) < 0.75 * _quanta(cfg, False)
+    assert quanta(cfg, True) < 0.75 * quanta(cfg, False)
     assert _same(cfg)
 
 
@@ -190,9 +182,7 @@ def test_an_idle_spin_replays_the_poll_that_looks_before_the_change():
     polls), not the 6 of replaying only polls that end before the stamp."""
     cfg = RunConfig(device="null", mode="zerocopy").replace(**{
         "workload.kind": "rxdrop", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    prof = costs.for_config(cfg)
-    cc, cb = prof.arrays(1.0)
-    m = run_module.simulate(DEVICES["null"], queues.queue_configs(cfg), 3e9, cc, cb)[0].m
+    m = arenas(cfg)[0][0].m
     assert m[L.H_SEQ] < 4.5 * m[m[L.H_CNT] + stats.NAPI_POLLS]
     assert _same(cfg)
 
