@@ -418,6 +418,8 @@ def _run_into(item: tuple[dict, str], run, frames: list, failed: list, failed_er
 
 
 def _join(frames, failed, failed_errors):
+    """One Arrow table of a chunk: ``frames`` holds each run's rows (a Result's as a list of
+    dicts, another runner's as its frame, _run_into), then the failures as error rows."""
     import pyarrow as pa
 
     tables = []
