@@ -22,11 +22,10 @@ CHILD = "XSKBENCH_AB_CHILD"
 
 def _child(tree, runs, cases):
     """In a child process: import ``tree``'s xskbench, print each case's best CPU seconds."""
-    sys.path[:0] = [tree, str(REPO / "benchmarks")]
+    sys.path.insert(0, str(REPO / "benchmarks"))
     from bench import _config
 
-    from xskbench import run
-
+    run = _load(tree)
     best = {}
     for dev, mode, kind in cases:
         run(_config(dev, mode, kind, 0.001))
@@ -38,6 +37,19 @@ def _child(tree, runs, cases):
             times.append(time.process_time() - c0)
         best[f"{dev} {mode} {kind}"] = min(times)
     print(json.dumps(best))
+
+
+def _load(tree):
+    """``tree``'s ``xskbench.run``, ``tree`` put first on ``sys.path`` after ``bench``, which
+    puts this repository there (before 7 Dec it came after, and both sides of an A/B ran this
+    repository's tree); refuses to go on with another tree's."""
+    sys.path.insert(0, str(tree))
+    import xskbench
+
+    got = Path(xskbench.__file__).resolve().parent.parent
+    if got != Path(tree).resolve():
+        raise SystemExit(f"ab: asked for the tree {tree}, imported xskbench from {got}")
+    return xskbench.run
 
 
 def _spawn(tree, cpu, runs, cases):

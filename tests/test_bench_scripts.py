@@ -3,6 +3,8 @@ perf_profile.py names numba's jitted functions from their mangled symbols; ff_gr
 random sweep saves the configurations whose fast-forward differs; ab.py compares two trees;
 quantum_parts.py times the steps of an idle host poll on a real arena."""
 import json
+import subprocess
+import sys
 
 import ab
 import bench
@@ -74,6 +76,23 @@ def test_ab_compares_two_trees_case_by_case(capsys):
     assert row[:3] == ["null", "copy", "txonly"]
     old_ms, new_ms, speedup = map(float, row[3:])
     assert old_ms > 0 and new_ms > 0 and speedup == pytest.approx(old_ms / new_ms, rel=0.01)
+
+
+def test_ab_runs_the_tree_it_is_given_not_this_one(tmp_path):
+    """bench.py puts this repository first on sys.path: the old side of an A/B must still
+    import the old tree (a stub here), and ab refuses a tree it did not import."""
+    (tmp_path / "xskbench").mkdir()
+    (tmp_path / "xskbench" / "__init__.py").write_text("run = 'the old tree'\n")
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import ab, bench; "
+             "print(ab._load(sys.argv[2]))")
+    bench_dir = str(bench.REPO / "benchmarks")
+    out = subprocess.run([sys.executable, "-c", probe, bench_dir, str(tmp_path)],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "the old tree"
+    (tmp_path / "elsewhere").mkdir()
+    bad = subprocess.run([sys.executable, "-c", probe, bench_dir, str(tmp_path / "elsewhere")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "imported xskbench from" in bad.stderr
 
 
 def test_quantum_parts_times_each_step_of_an_idle_host_poll(capsys):
