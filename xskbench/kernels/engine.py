@@ -192,8 +192,11 @@ def fold(m, c, hzn):
         return -1
     progressed = _moved(m)
     # progress unparks the spinners watching ``c`` (_settle, below), and may have woken a
-    # context: the horizon moves only then (other CPUs' clocks stand still while ``c`` folds)
-    if hzn < 0 or (progressed and (not m[H_HZN_FREE] or m[H_WOKEN] != m[H_HZN_WOKEN])):
+    # context: the horizon moves only then (other CPUs' clocks stand still while ``c`` folds).
+    # A wake-up counts even after an idle quantum: one of the quanta a device ran at once
+    # (``folded``) may have woken a context.
+    if (hzn < 0 or m[H_WOKEN] != m[H_HZN_WOKEN]
+            or (progressed and not m[H_HZN_FREE])):
         hzn = horizon(m, c, progressed)
         m[H_HZN_FREE] = progressed
         m[H_HZN_WOKEN] = m[H_WOKEN]
@@ -203,6 +206,44 @@ def fold(m, c, hzn):
     _settle(m, c, 0, now(m))
     _open(m, c, t)
     return hzn
+
+
+@njit(cache=True)
+def steady_poll(m, c, op, q):
+    """Whether an idle quantum of ``c`` that charges one call of ``op``, ``q`` cycles, is
+    the same as its last idle one (``_as_last_idle``): steady, so it would be parked."""
+    base = m[H_IDLELOG] + c * IDLELOG_WORDS
+    return (m[ix(base)] == 1 and m[ix(base + 1)] == q and m[ix(base + 2)] == op
+            and m[ix(base + 3)] == 1 and m[ix(base + 4)] == 0 and m[ix(base + 5)] == m[H_QLABEL])
+
+
+@njit(cache=True)
+def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, seen):
+    """The books of ``quanta`` quanta of ``c`` that its device ran itself after the running
+    one (which moved something), each one ``fold`` would have folded (a thread's, no stall
+    window): their ends and starts as ``fold``, ``_settle`` and ``_open`` keep them, the last
+    left open at its end. Their charges are booked (``book``) and their progress counted by
+    the caller. The idle ones before the last were steady polls of ``idle_cycles`` in all.
+    The last started at ``t`` and charged ``q``: it moved ``moved``, or it was a steady idle
+    poll (``idle``) whose view changes at ``seen``, parked as ``idle_spin`` parks it;
+    ``prev_idle``: the one before it was idle (its park stays flagged)."""
+    m[ix(m[H_IDLE] + m[H_QLABEL])] += idle_cycles
+    others = _unpark_watchers(m, c) if m[H_PARKED] else 0  # the running quantum's settle
+    _open(m, c, t)
+    m[H_SEQ] += quanta - 1
+    cx_set(m, c, CX_LAST, m[H_SEQ])
+    m[H_QACC] = q
+    m[H_QREAD] = t + q
+    m[H_QPROG0] = m[H_PROGRESS] - moved
+    cx_set(m, c, CX_READY, t + q)  # it polls again at once
+    if idle:
+        base = m[H_IDLELOG] + c * IDLELOG_WORDS
+        for i in range(4):
+            m[ix(m[H_QLOG] + i)] = m[ix(base + 2 + i)]
+        m[H_QLOG_N] = 1
+        m[H_QIDLED] = 1
+        cx_set(m, c, CX_PARK, max(seen - q, 1))
+    m[H_PARKED] = 1 if idle or prev_idle else others
 
 
 @njit(cache=True)
@@ -248,14 +289,7 @@ def _settle(m, c, past_end, end):
             # that one is no longer known to repeat itself
             m[ix(m[H_IDLELOG] + c * IDLELOG_WORDS)] = -1
     if m[H_PARKED] and _moved(m):
-        # it moved or stirred something: every spinner watching it may find work now (this
-        # context's last idle log stays: an idle quantum just like it is steady at once)
-        m[H_PARKED] = 0
-        for o in range(m[H_NCTX]):
-            if (cx(m, o, CX_WATCH) >> c) & 1:
-                cx_set(m, o, CX_PARK, 0)
-            elif cx(m, o, CX_PARK):
-                m[H_PARKED] = 1
+        _unpark_watchers(m, c)
     if cx(m, c, CX_KLABEL) < 0:
         return
     if cx(m, c, CX_READY) <= end:  # re-raised itself (a future interrupt is not a restart)
@@ -269,6 +303,20 @@ def _settle(m, c, past_end, end):
         cx_set(m, c, CX_RESTARTS, 0)
         cx_set(m, c, CX_KSOFT, 0)
         cx_set(m, c, CX_PRIO, PRIO_SOFTIRQ)
+
+
+@njit(cache=True)
+def _unpark_watchers(m, c):
+    """``c`` moved or stirred something: every spinner watching it may find work now (this
+    context's last idle log stays: an idle quantum just like it is steady at once). Returns
+    whether any other context stays parked."""
+    m[H_PARKED] = 0
+    for o in range(m[H_NCTX]):
+        if (cx(m, o, CX_WATCH) >> c) & 1:
+            cx_set(m, o, CX_PARK, 0)
+        elif cx(m, o, CX_PARK):
+            m[H_PARKED] = 1
+    return m[H_PARKED]
 
 
 @njit(cache=True, inline="always")
@@ -324,13 +372,21 @@ def now(m):
 @njit(cache=True)
 def charge(m, cc, cb, op, n, nbytes):
     """Count ``n`` calls of ``op`` handling ``nbytes`` bytes, and their cycles."""
+    m[H_QACC] += book(m, cc, cb, op, n, nbytes)
+    _log(m, op, n, nbytes)
+
+
+@njit(cache=True, inline="always")
+def book(m, cc, cb, op, n, nbytes):
+    """The calls, bytes and cycles of ``n`` calls of ``op`` in the label's books, outside
+    the running quantum's length and log (``charge``; quanta a device ran at once,
+    ``folded``). Returns the cycles."""
     base = m[H_QLABEL] * m[H_NOPS] + op
     m[ix(m[H_OPS] + base)] += n
     m[ix(m[H_OPB] + base)] += nbytes
     cost = n * cc[ix(op)] + nbytes * cb[ix(op)]
-    m[H_QACC] += cost
     m[ix(m[H_BUSY] + m[H_QLABEL])] += cost
-    _log(m, op, n, nbytes)
+    return cost
 
 
 @njit(cache=True, inline="always")

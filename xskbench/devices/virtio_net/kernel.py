@@ -14,15 +14,19 @@ from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
+    book,
     charge,
     count,
     cx,
     cx_set,
+    folded,
+    horizon,
     idle_spin,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
+    steady_poll,
     stir,
     switch_label,
     unpark,
@@ -33,19 +37,29 @@ from xskbench.kernels.jit import ix, njit
 from xskbench.kernels.layout import (
     CX_A,
     CX_CPU,
+    CX_KLABEL,
     CX_SCHED,
+    CX_STALL,
     DEV_BASE,
     H_BUSYBUDGET,
     H_BUSYPOLL,
     H_CLK,
     H_NEEDWAKE,
+    H_NO_REPLAY,
+    H_NOW,
     H_NSEG,
     H_PKTLEN,
     H_PROGRESS,
+    H_QACC,
     H_QCTX,
     H_QLABEL,
     H_SCR,
+    H_SNAP_DONE,
+    H_TS_CAP,
+    H_TS_N,
+    H_TS_NEXT,
     H_TXCSUM,
+    H_WARM,
     H_WORKLOAD,
     H_ZC,
     INF,
@@ -586,6 +600,67 @@ def host_quantum(m, cc, cb, hctx):
     if m[H_PROGRESS] == progress:
         idle_spin(m, cc, cb, hctx, _host_next_change(m))
     wake(m, hctx, now(m))
+    if m[H_PROGRESS] != progress and wl == WL_TXONLY and m[D_MODE] != MODE_PMD:
+        _host_lockstep(m, cc, cb, hctx)
+
+
+@njit(cache=True)
+def _host_lockstep(m, cc, cb, hctx):
+    """The host PMD's next polls of a guest that sends (txonly), run here at once while each
+    is one the engine would fold (it starts before any other context could run: before the
+    horizon, the next ring sample, the end of warm-up) and a plain one: a burst of the TX
+    entries stamped by its look, none of them asking for an interrupt, or an empty poll
+    whose next one sees the next entry (no idle spin to replay; a steady one, parked).
+    A host PMD just faster than a guest that stamps each descriptor as it adds it polls
+    twice per packet; each poll here is its ring work and a few sums, the books are kept
+    once for all of them (engine.folded), the same as quantum by quantum."""
+    p = cc[op.VHOST_USER_POLL]
+    if m[H_NO_REPLAY] or p <= 0 or cx(m, hctx, CX_STALL) > 0 or cx(m, hctx, CX_KLABEL) >= 0:
+        return
+    lim = horizon(m, hctx, True)  # as fold's, after a quantum that moved something
+    if m[H_TS_N] < m[H_TS_CAP]:
+        lim = min(lim, m[H_TS_NEXT])
+    if m[H_SNAP_DONE] == 0:
+        lim = min(lim, m[H_WARM])
+    idle_ok = steady_poll(m, hctx, op.VHOST_USER_POLL, p)
+    q, burst = m[D_TXQ], m[D_HOST_BURST]
+    c_deq, b_deq = cc[op.RTE_VHOST_DEQUEUE], cb[op.RTE_VHOST_DEQUEUE]
+    t = m[H_NOW] + m[H_QACC]
+    quanta = pkts = nbytes = idle_cycles = start = length = moved = 0
+    idle = prev_idle = False
+    seen = INF
+    while t < lim:
+        look = t + p  # the poll's read of the avail ring
+        n = vq.vq_dev_avail(m, q, look, burst)
+        if n == 0:
+            seen = _avail_next(m, q)
+            if not idle_ok or seen > look + p:
+                break
+        else:
+            used = m[ix(q + vq.Q_USED_IDX)]
+            if vq.vq_dev_would_signal(m, q, used, used + n):
+                break
+        if idle:  # the quantum before this poll ends: an idle one's cycles are idle
+            idle_cycles += length
+        prev_idle, idle = idle, n == 0
+        start, moved = t, n
+        quanta += 1
+        t = look
+        for _ in range(n):
+            head = vq.vq_dev_pop(m, q)
+            ln = vq.vq_head_len(m, q, head)
+            t += c_deq + ln * b_deq
+            vq.vq_dev_push_used(m, q, head, 0, t)
+            nbytes += ln
+        pkts += n
+        length = t - start
+    if quanta == 0:
+        return
+    m[ix(q + vq.Q_SIG_OLD)] = m[ix(q + vq.Q_USED_IDX)]  # every poll's vhost_notify looked
+    m[H_PROGRESS] += pkts
+    book(m, cc, cb, op.VHOST_USER_POLL, quanta, 0)
+    book(m, cc, cb, op.RTE_VHOST_DEQUEUE, pkts, nbytes)
+    folded(m, hctx, quanta, start, length, moved, idle, prev_idle, idle_cycles, seen)
 
 
 # --- host: in-kernel vhost-net (drivers/vhost/net.c) ------------------------------------------

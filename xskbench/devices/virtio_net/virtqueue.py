@@ -264,6 +264,13 @@ def vq_dev_should_signal(m, o):
     new = m[ix(o + Q_USED_IDX)]
     old = m[ix(o + Q_SIG_OLD)]
     m[ix(o + Q_SIG_OLD)] = new
+    return vq_dev_would_signal(m, o, old, new)
+
+
+@njit(cache=True)
+def vq_dev_would_signal(m, o, old, new):
+    """Whether used entries ``old`` up to ``new`` (one vhost_notify's span) interrupt the
+    driver."""
     if new == old:
         return False
     if m[ix(o + Q_EVENT)]:
