@@ -600,20 +600,22 @@ def host_quantum(m, cc, cb, hctx):
     if m[H_PROGRESS] == progress:
         idle_spin(m, cc, cb, hctx, _host_next_change(m))
     wake(m, hctx, now(m))
-    if m[H_PROGRESS] != progress and wl == WL_TXONLY and m[D_MODE] != MODE_PMD:
+    if m[H_PROGRESS] != progress and m[D_MODE] != MODE_PMD and (
+            wl == WL_TXONLY or (wl == WL_L2FWD and m[D_PRIME] == 0)):
         _host_lockstep(m, cc, cb, hctx)
 
 
 @njit(cache=True)
 def _host_lockstep(m, cc, cb, hctx):
-    """The host PMD's next polls of a guest that sends (txonly), run here at once while each
-    is one the engine would fold (it starts before any other context could run: before the
-    horizon, the next ring sample, the end of warm-up) and a plain one: a burst of the TX
-    entries stamped by its look, none of them asking for an interrupt, or an empty poll
-    whose next one sees the next entry (no idle spin to replay; a steady one, parked).
-    A host PMD just faster than a guest that stamps each descriptor as it adds it polls
-    twice per packet; each poll here is its ring work and a few sums, the books are kept
-    once for all of them (engine.folded), the same as quantum by quantum."""
+    """The host PMD's next polls of a guest that sends (txonly; l2fwd, looped into guest RX,
+    once primed), run here at once while each is one the engine would fold (it starts
+    before any other context could run: before the horizon, the next ring sample, the end
+    of warm-up) and a plain one: a burst of the TX entries stamped by its look, none of
+    them (nor their copies into RX) asking for an interrupt, or an empty poll whose next one
+    sees the next entry (no idle spin to replay; a steady one, parked). A host PMD just
+    faster than a guest that stamps each descriptor as it adds it polls twice per packet;
+    each poll here is its ring work and a few sums, the books are kept once for all of them
+    (engine.folded), the same as quantum by quantum."""
     p = cc[op.VHOST_USER_POLL]
     if m[H_NO_REPLAY] or p <= 0 or cx(m, hctx, CX_STALL) > 0 or cx(m, hctx, CX_KLABEL) >= 0:
         return
@@ -623,10 +625,13 @@ def _host_lockstep(m, cc, cb, hctx):
     if m[H_SNAP_DONE] == 0:
         lim = min(lim, m[H_WARM])
     idle_ok = steady_poll(m, hctx, op.VHOST_USER_POLL, p)
-    q, burst = m[D_TXQ], m[D_HOST_BURST]
+    q, rq, burst, scr = m[D_TXQ], m[D_RXQ], m[D_HOST_BURST], m[D_HSCR]
+    fwd, hdr = m[H_WORKLOAD] == WL_L2FWD, m[D_HDR]
     c_deq, b_deq = cc[op.RTE_VHOST_DEQUEUE], cb[op.RTE_VHOST_DEQUEUE]
+    c_enq, b_enq = cc[op.RTE_VHOST_ENQUEUE], cb[op.RTE_VHOST_ENQUEUE]
     t = m[H_NOW] + m[H_QACC]
-    quanta = pkts = nbytes = idle_cycles = start = length = moved = 0
+    quanta = pkts = nbytes = injected = ibytes = missed = idle_cycles = start = length = 0
+    moved = 0
     idle = prev_idle = False
     seen = INF
     while t < lim:
@@ -637,8 +642,10 @@ def _host_lockstep(m, cc, cb, hctx):
             if not idle_ok or seen > look + p:
                 break
         else:
-            used = m[ix(q + vq.Q_USED_IDX)]
-            if vq.vq_dev_would_signal(m, q, used, used + n):
+            used, rused = m[ix(q + vq.Q_USED_IDX)], m[ix(rq + vq.Q_USED_IDX)]
+            # (n copies into RX at most: a guest that asked to hear of fewer asked of n)
+            if vq.vq_dev_would_signal(m, q, used, used + n) or (
+                    fwd and vq.vq_dev_would_signal(m, rq, rused, rused + n)):
                 break
         if idle:  # the quantum before this poll ends: an idle one's cycles are idle
             idle_cycles += length
@@ -646,20 +653,37 @@ def _host_lockstep(m, cc, cb, hctx):
         start, moved = t, n
         quanta += 1
         t = look
-        for _ in range(n):
+        for i in range(n):
             head = vq.vq_dev_pop(m, q)
             ln = vq.vq_head_len(m, q, head)
             t += c_deq + ln * b_deq
             vq.vq_dev_push_used(m, q, head, 0, t)
             nbytes += ln
+            m[ix(scr + i)] = ln
         pkts += n
+        for i in range(n if fwd else 0):  # _host_inject
+            if vq.vq_dev_avail(m, rq, t, 1) == 0:
+                missed += 1
+                continue
+            ln = m[ix(scr + i)]
+            head = vq.vq_dev_pop(m, rq)
+            t += c_enq + ln * b_enq
+            vq.vq_dev_push_used(m, rq, head, ln + hdr, t)
+            injected += 1
+            ibytes += ln
+            moved += 1
         length = t - start
     if quanta == 0:
         return
-    m[ix(q + vq.Q_SIG_OLD)] = m[ix(q + vq.Q_USED_IDX)]  # every poll's vhost_notify looked
-    m[H_PROGRESS] += pkts
+    for o in (q, rq):  # every poll's vhost_notify looked
+        m[ix(o + vq.Q_SIG_OLD)] = m[ix(o + vq.Q_USED_IDX)]
+    m[H_PROGRESS] += pkts + injected
     book(m, cc, cb, op.VHOST_USER_POLL, quanta, 0)
     book(m, cc, cb, op.RTE_VHOST_DEQUEUE, pkts, nbytes)
+    if fwd:
+        book(m, cc, cb, op.RTE_VHOST_ENQUEUE, injected, ibytes)
+        count(m, st.OFFERED, pkts)
+        count(m, st.RX_MISSED, missed)
     folded(m, hctx, quanta, start, length, moved, idle, prev_idle, idle_cycles, seen)
 
 
