@@ -159,14 +159,9 @@ def pool_push(m, addr):
     own(m, addr, OWN_POOL)
 
 
-@njit(cache=True)
-def latency_sample(m, t0):
-    """Record now - t0 (cycles) in a histogram with 4 bins per octave."""
-    latency_add(m, now(m) - t0)
-
-
 @njit(cache=True, inline="always")
 def latency_add(m, dt):
+    """Record ``dt`` (now - the packet's stamp) in a histogram with 4 bins per octave."""
     m[ix(m[H_LAT] + latency_bin(dt))] += 1
 
 
@@ -336,12 +331,20 @@ def app_rx(m, cc, cb):
         charge(m, cc, cb, op.APP_DESC_CONTD, k - kp, 0)
     nbytes = 0
     if m[H_WORKLOAD] == WL_RXDROP:
+        # header words in locals (stores to the arena might alias them), as app_complete_tx
+        ab, lb, mask = geometry(m, rx)
+        fts, owner, stk, n0, lat = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], m[H_LAT]
+        shift, chunk, single, t = m[H_FRAME_SHIFT], -m[H_FRAME], m[H_NSEG] == 1, now(m)
         for i in range(k):
-            addr = ring_addr(m, rx, idx + i)
-            nbytes += ring_len(m, rx, idx + i)
-            if ends_packet(m, idx + i):
-                latency_sample(m, m[ix(m[H_FTS] + frame_of(m, addr))])
-            app_push(m, addr & -m[H_FRAME])  # the chunk's start
+            j = (idx + i) & mask
+            addr = m[ix(ab + j)]
+            nbytes += m[ix(lb + j)]
+            f = addr >> shift
+            if single or ends_packet(m, idx + i):  # latency_add
+                m[ix(lat + latency_bin(t - m[ix(fts + f)]))] += 1
+            m[ix(stk + n0 + i)] = addr & chunk  # app_push of the chunk's start
+            m[ix(owner + f)] = OWN_APP
+        m[H_APPSTK_N] = n0 + k
         cons_release(m, rx, now(m))
         app_fill(m, cc, cb)
     else:  # l2fwd: swap MACs and send the same frame back out

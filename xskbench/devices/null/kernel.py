@@ -38,11 +38,15 @@ from xskbench.kernels.layout import (
     H_ARR_END,
     H_BUSYBUDGET,
     H_BUSYPOLL,
+    H_FRAME_SHIFT,
+    H_FTS,
+    H_HEADROOM,
     H_NEEDWAKE,
     H_NEXT_ARR,
     H_NO_REPLAY,
     H_NOW,
     H_NSEG,
+    H_OWN,
     H_PKTLEN,
     H_PROGRESS,
     H_QLABEL,
@@ -51,9 +55,10 @@ from xskbench.kernels.layout import (
     H_WORKLOAD,
     H_ZC,
     INF,
+    OWN_RX,
     WL_TXONLY,
 )
-from xskbench.kernels.xsk_ring import prod_free_cached, prod_reserve
+from xskbench.kernels.xsk_ring import geometry, prod_free_cached, prod_reserve
 
 (
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
@@ -111,18 +116,19 @@ def _rx_arrivals(m, t):
     them), if they were posted before it arrived; otherwise the NIC drops it (rx_missed)."""
     gap, nseg, end, bursts = m[D_ARR_GAP], m[H_NSEG], m[H_ARR_END], bursty(m)
     a = m[H_NEXT_ARR]
+    # the ring's words in locals: stores to the arena might alias them
+    rxq, mask, fill, post = m[D_RXQ], m[D_CAP] - 1, m[D_RX_FILL], m[D_RX_POST]
     offered = missed = 0  # counted once per call: the counters see the same totals
     while a <= t and a < end:
         offered += 1
-        s = _rx_slot(m, m[D_RX_FILL] + nseg - 1)
-        if m[D_RX_FILL] + nseg <= m[D_RX_POST] and m[ix(s + 1)] <= a:
+        if fill + nseg <= post and m[ix(rxq + 3 * ((fill + nseg - 1) & mask) + 1)] <= a:
             for i in range(nseg):
-                m[ix(_rx_slot(m, m[D_RX_FILL] + i) + 2)] = a
-            m[D_RX_FILL] += nseg
+                m[ix(rxq + 3 * ((fill + i) & mask) + 2)] = a
+            fill += nseg
         else:
             missed += 1
         a = offered_time(m, offered_clock(m, a) + gap) if bursts else a + gap
-    m[H_NEXT_ARR] = a
+    m[H_NEXT_ARR], m[D_RX_FILL] = a, fill
     if offered:
         count(m, st.OFFERED, offered)
     if missed:
@@ -237,10 +243,20 @@ def _rx_zc_run(m, cc, cb, n, plen):
     if n <= 0 or m[H_NO_REPLAY] or prod_free_cached(m, m[H_RX]) < n:
         return 0
     _, idx = prod_reserve(m, m[H_RX], n, now(m))
+    # afxdp.rx_put per packet, with the rings' and frames' words in locals
+    ab, lb, mask = geometry(m, m[H_RX])
+    rxq, cmask, done = m[D_RXQ], m[D_CAP] - 1, m[D_RX_DONE]
+    owner, fts, shift, hr = m[H_OWN], m[H_FTS], m[H_FRAME_SHIFT], m[H_HEADROOM]
     for i in range(n):
-        s = _rx_slot(m, m[D_RX_DONE] + i)
-        afxdp.rx_put(m, idx + i, m[ix(s)], plen, m[ix(s + 2)])
-    m[D_RX_DONE] += n
+        s = rxq + 3 * ((done + i) & cmask)
+        addr = m[ix(s)]
+        j = (idx + i) & mask
+        m[ix(ab + j)] = addr + hr
+        m[ix(lb + j)] = plen
+        f = addr >> shift
+        m[ix(owner + f)] = OWN_RX
+        m[ix(fts + f)] = m[ix(s + 2)]
+    m[D_RX_DONE] = done + n
     m[H_PROGRESS] += n
     charge(m, cc, cb, op.NULL_RX_DESC, n, 0)
     charge(m, cc, cb, op.BPF_PROG_RUN_XDP, n, 0)
