@@ -5,6 +5,7 @@ round, so both see the same phase of the machine; per case, the best CPU time of
     git worktree add /tmp/old HEAD~3
     .venv/bin/python benchmarks/ab.py /tmp/old --rounds 4 --runs 6
     .venv/bin/python benchmarks/ab.py /tmp/old --case virtio-net zerocopy l2fwd
+    .venv/bin/python benchmarks/ab.py /tmp/old --new /tmp/newer   # two other trees
 
 Each case is ``bench.py``'s configuration at 10 ms emulated (a first run loads the kernels).
 """
@@ -63,6 +64,7 @@ def main(argv=None):
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old", help="the other tree (a checkout of xskbench)")
+    ap.add_argument("--new", default=str(REPO), help="the tree to compare (default: this one)")
     ap.add_argument("--case", nargs=3, action="append", metavar=("DEVICE", "MODE", "WORKLOAD"))
     ap.add_argument("--rounds", type=int, default=3, help="rounds, each on both core orders")
     ap.add_argument("--runs", type=int, default=5, help="runs per case per process")
@@ -72,7 +74,7 @@ def main(argv=None):
     for _ in range(args.rounds):
         for cpus in ((0, 1), (1, 0)):
             procs = {"old": _spawn(args.old, cpus[0], args.runs, cases),
-                     "new": _spawn(str(REPO), cpus[1], args.runs, cases)}
+                     "new": _spawn(args.new, cpus[1], args.runs, cases)}
             for side, proc in procs.items():
                 out, _ = proc.communicate()
                 if proc.returncode:

@@ -59,10 +59,12 @@ print(json.dumps({"import_s": t1 - t0, "first_run_s": t2 - t1}))
 """
 
 
-def _config(device, mode, kind, duration, queues=1):
-    from xskbench import RunConfig
+def _config(device, mode, kind, duration, queues=1, pkg=None):
+    """A case's configuration, built by ``pkg`` (another tree's package) or this xskbench."""
+    if pkg is None:
+        import xskbench as pkg
 
-    return RunConfig(device=device, mode=mode).replace(**{
+    return pkg.RunConfig(device=device, mode=mode).replace(**{
         "workload.kind": kind, "workload.duration_s": duration,
         "workload.warmup_s": min(0.001, duration / 10), "mq.queues": queues})
 

@@ -1,7 +1,7 @@
 """The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
 perf_profile.py names numba's jitted functions from their mangled symbols; ff_grid.py's
-random sweep saves the configurations whose fast-forward differs; ab.py compares two trees;
-quantum_parts.py times the steps of an idle host poll on a real arena."""
+random sweep saves the configurations whose fast-forward differs; ab.py and ab_inproc.py
+compare two trees; quantum_parts.py times the steps of an idle host poll on a real arena."""
 import json
 import subprocess
 import sys
@@ -93,6 +93,26 @@ def test_ab_runs_the_tree_it_is_given_not_this_one(tmp_path):
     bad = subprocess.run([sys.executable, "-c", probe, bench_dir, str(tmp_path / "elsewhere")],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "imported xskbench from" in bad.stderr
+
+
+def test_ab_inproc_imports_the_other_tree_renamed_beside_this_one(tmp_path):
+    """The other tree's package, every ``xskbench`` in it renamed, imports next to this one:
+    its modules are its own (a stub here), with its data beside them."""
+    tree = tmp_path / "old"
+    (tree / "xskbench").mkdir(parents=True)
+    (tree / "data").mkdir()
+    (tree / "data" / "costs.yaml").write_text("x: 1\n")
+    (tree / "xskbench" / "__init__.py").write_text(
+        "from xskbench.core import run\nimport xskbench.core as core\n")
+    (tree / "xskbench" / "core.py").write_text("run = 'the old tree, ' + __name__\n")
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import ab_inproc, xskbench; "
+             "b = ab_inproc.other(sys.argv[2], sys.argv[3]); "
+             "print(b.run, b.core.__file__.startswith(sys.argv[3]), xskbench.run is not b.run)")
+    out = subprocess.run([sys.executable, "-c", probe, str(bench.REPO / "benchmarks"),
+                          str(tree), str(tmp_path / "copy")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["the", "old", "tree,", "xskbench_b.core", "True", "True"]
+    assert (tmp_path / "copy" / "data" / "costs.yaml").read_text() == "x: 1\n"
 
 
 def test_quantum_parts_times_each_step_of_an_idle_host_poll(capsys):
