@@ -218,14 +218,15 @@ def steady_poll(m, c, op, q):
 
 
 @njit(cache=True)
-def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, seen):
+def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, park):
     """The books of ``quanta`` quanta of ``c`` that its device ran itself after the running
     one (which moved something), each one ``fold`` would have folded (a thread's, no stall
     window): their ends and starts as ``fold``, ``_settle`` and ``_open`` keep them, the last
     left open at its end. Their charges are booked (``book``) and their progress counted by
-    the caller. The idle ones before the last were steady polls of ``idle_cycles`` in all.
-    The last started at ``t`` and charged ``q``: it moved ``moved``, or it was a steady idle
-    poll (``idle``) whose view changes at ``seen``, parked as ``idle_spin`` parks it;
+    the caller. The idle ones before the last were steady polls (and their replays) of
+    ``idle_cycles`` in all. The last started at ``t`` and charged ``q`` (with its replays):
+    it moved ``moved``, or it was a steady idle poll (``idle``) parked as ``idle_spin`` parks
+    it, until ``park`` (the start of its first poll that could see its view change);
     ``prev_idle``: the one before it was idle (its park stays flagged)."""
     m[ix(m[H_IDLE] + m[H_QLABEL])] += idle_cycles
     others = _unpark_watchers(m, c) if m[H_PARKED] else 0  # the running quantum's settle
@@ -242,7 +243,7 @@ def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, seen):
             m[ix(m[H_QLOG] + i)] = m[ix(base + 2 + i)]
         m[H_QLOG_N] = 1
         m[H_QIDLED] = 1
-        cx_set(m, c, CX_PARK, max(seen - q, 1))
+        cx_set(m, c, CX_PARK, max(park, 1))
     m[H_PARKED] = 1 if idle or prev_idle else others
 
 

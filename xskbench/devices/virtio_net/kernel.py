@@ -611,36 +611,43 @@ def _host_lockstep(m, cc, cb, hctx):
     once primed), run here at once while each is one the engine would fold (it starts
     before any other context could run: before the horizon, the next ring sample, the end
     of warm-up) and a plain one: a burst of the TX entries stamped by its look, none of
-    them (nor their copies into RX) asking for an interrupt, or an empty poll whose next one
-    sees the next entry (no idle spin to replay; a steady one, parked). A host PMD just
-    faster than a guest that stamps each descriptor as it adds it polls twice per packet;
-    each poll here is its ring work and a few sums, the books are kept once for all of them
-    (engine.folded), the same as quantum by quantum."""
+    them (nor their copies into RX) asking for an interrupt, or a steady empty poll (parked)
+    with the replays spin_until would make of it, up to the poll that sees the next entry. A
+    host PMD faster than a guest that stamps each descriptor as it adds it polls twice per
+    packet (and replays the empty polls between); each poll here is its ring work and a few
+    sums, the books are kept once for all of them (engine.folded), the same as quantum by
+    quantum."""
     p = cc[op.VHOST_USER_POLL]
     if m[H_NO_REPLAY] or p <= 0 or cx(m, hctx, CX_STALL) > 0 or cx(m, hctx, CX_KLABEL) >= 0:
         return
-    lim = horizon(m, hctx, True)  # as fold's, after a quantum that moved something
+    # as fold's, after a quantum that moved something; an idle poll's spin_until sees the
+    # same (the spinners watching the host were unparked by the productive poll before it)
+    hzn = horizon(m, hctx, True)
+    end = INF if m[H_SNAP_DONE] else m[H_WARM]  # replays end before warm-up's end
+    lim = min(hzn, end)
     if m[H_TS_N] < m[H_TS_CAP]:
         lim = min(lim, m[H_TS_NEXT])
-    if m[H_SNAP_DONE] == 0:
-        lim = min(lim, m[H_WARM])
     idle_ok = steady_poll(m, hctx, op.VHOST_USER_POLL, p)
     q, rq, burst, scr = m[D_TXQ], m[D_RXQ], m[D_HOST_BURST], m[D_HSCR]
     fwd, hdr = m[H_WORKLOAD] == WL_L2FWD, m[D_HDR]
     c_deq, b_deq = cc[op.RTE_VHOST_DEQUEUE], cb[op.RTE_VHOST_DEQUEUE]
     c_enq, b_enq = cc[op.RTE_VHOST_ENQUEUE], cb[op.RTE_VHOST_ENQUEUE]
     t = m[H_NOW] + m[H_QACC]
-    quanta = pkts = nbytes = injected = ibytes = missed = idle_cycles = start = length = 0
-    moved = 0
+    quanta = polls = pkts = nbytes = injected = ibytes = missed = idle_cycles = start = 0
+    moved = length = 0
     idle = prev_idle = False
     seen = INF
     while t < lim:
         look = t + p  # the poll's read of the avail ring
         n = vq.vq_dev_avail(m, q, look, burst)
+        reps = 0
         if n == 0:
-            seen = _avail_next(m, q)
-            if not idle_ok or seen > look + p:
+            if not idle_ok:
                 break
+            seen = _avail_next(m, q)
+            # spin_until's replays of this steady poll: each starts before the horizon,
+            # looks before ``seen`` and ends before warm-up's end
+            reps = max(min((hzn - 1 - t) // p, (seen - 1 - look) // p, (end - 1 - t) // p - 1), 0)
         else:
             used, rused = m[ix(q + vq.Q_USED_IDX)], m[ix(rq + vq.Q_USED_IDX)]
             # (n copies into RX at most: a guest that asked to hear of fewer asked of n)
@@ -652,7 +659,8 @@ def _host_lockstep(m, cc, cb, hctx):
         prev_idle, idle = idle, n == 0
         start, moved = t, n
         quanta += 1
-        t = look
+        polls += 1 + reps
+        t = look + reps * p
         for i in range(n):
             head = vq.vq_dev_pop(m, q)
             ln = vq.vq_head_len(m, q, head)
@@ -678,13 +686,13 @@ def _host_lockstep(m, cc, cb, hctx):
     for o in (q, rq):  # every poll's vhost_notify looked
         m[ix(o + vq.Q_SIG_OLD)] = m[ix(o + vq.Q_USED_IDX)]
     m[H_PROGRESS] += pkts + injected
-    book(m, cc, cb, op.VHOST_USER_POLL, quanta, 0)
+    book(m, cc, cb, op.VHOST_USER_POLL, polls, 0)
     book(m, cc, cb, op.RTE_VHOST_DEQUEUE, pkts, nbytes)
     if fwd:
         book(m, cc, cb, op.RTE_VHOST_ENQUEUE, injected, ibytes)
         count(m, st.OFFERED, pkts)
         count(m, st.RX_MISSED, missed)
-    folded(m, hctx, quanta, start, length, moved, idle, prev_idle, idle_cycles, seen)
+    folded(m, hctx, quanta, start, length, moved, idle, prev_idle, idle_cycles, seen - p)
 
 
 # --- host: in-kernel vhost-net (drivers/vhost/net.c) ------------------------------------------
