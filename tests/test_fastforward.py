@@ -220,6 +220,35 @@ def test_back_to_back_quanta_skip_the_scheduler():
     assert picks < 0.2 * int(machs[0].m[L.H_SEQ])
 
 
+def _entries(cfg, ctx):
+    """run_chunk's loop over ``cfg``'s one queue, counting how often context ``ctx``'s
+    quantum is entered and how many quanta it ran (the round-robin sequence counts them)."""
+    from xskbench.kernels import loop
+
+    dev = DEVICES[cfg.device]
+    cc, cb = costs.for_config(cfg).arrays(1.0)
+    cfgs = queues.queue_configs(cfg)
+    machs = [dev.impl.setup(c, 3e9, cc, cb) for c in cfgs]
+    M, OFF = queues.arenas(machs, cfgs[0])
+    m = machs[0].m
+    entered = quanta = 0
+    while (c := loop.pick(M, OFF)[1]) >= 0:
+        seq = int(m[L.H_SEQ])
+        loop.begin(m, c)
+        dev.kernel.quantum(m, cc, cb, c)
+        entered += c == ctx
+        hzn = loop.fold(m, c, -1)
+        while hzn >= 0:
+            dev.kernel.quantum(m, cc, cb, c)
+            entered += c == ctx
+            hzn = loop.fold(m, c, hzn)
+        loop.finish(m, c)
+        loop.sample(m)
+        loop.share(M, OFF, 0, c)
+        quanta += int(m[L.H_SEQ]) - seq if c == ctx else 0
+    return quanta, entered
+
+
 @pytest.mark.parametrize(("mode", "kind", "share"), [
     ("zerocopy", "txonly", 0.08), ("zerocopy", "l2fwd", 0.4), ("copy", "txonly", 0.3)])
 def test_the_host_pmd_runs_its_polls_between_a_guests_descriptors_at_once(mode, kind, share):
@@ -229,32 +258,22 @@ def test_the_host_pmd_runs_its_polls_between_a_guests_descriptors_at_once(mode, 
     its quantum is entered for a fraction of its quanta, with the same quanta (the
     round-robin sequence) and bytes (the tests above). Copy mode: the guest's sendto adds a
     descriptor every few hundred ns, and the empty polls between are replayed there too."""
-    from xskbench.kernels import loop
-
     cfg = RunConfig(device="virtio-net", mode=mode).replace(**{
         "workload.kind": kind, "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    dev = DEVICES[cfg.device]
-    cc, cb = costs.for_config(cfg).arrays(1.0)
-    cfgs = queues.queue_configs(cfg)
-    machs = [dev.impl.setup(c, 3e9, cc, cb) for c in cfgs]
-    M, OFF = queues.arenas(machs, cfgs[0])
-    m, host = machs[0].m, dev.kernel.HOST
-    entered = quanta = 0
-    while (c := loop.pick(M, OFF)[1]) >= 0:  # run_chunk's loop, counting the host's entries
-        seq = int(m[L.H_SEQ])
-        loop.begin(m, c)
-        dev.kernel.quantum(m, cc, cb, c)
-        entered += c == host
-        hzn = loop.fold(m, c, -1)
-        while hzn >= 0:
-            dev.kernel.quantum(m, cc, cb, c)
-            entered += c == host
-            hzn = loop.fold(m, c, hzn)
-        loop.finish(m, c)
-        loop.sample(m)
-        loop.share(M, OFF, 0, c)
-        quanta += int(m[L.H_SEQ]) - seq if c == host else 0
+    quanta, entered = _entries(cfg, DEVICES["virtio-net"].kernel.HOST)
     assert quanta > 10_000 and entered < share * quanta
+
+
+def test_the_ovs_pmd_runs_its_polls_between_vhosts_completions_at_once():
+    """tun zero-copy txonly: vhost completes one descriptor at a time, and the OVS PMD,
+    waiting for room for its batch, reaps each in a poll of its own and replays the empty
+    polls between; after a poll that reaped and sent nothing, the next plain ones run at
+    once (tun._app_lockstep): the application's quantum is entered for a few of its quanta
+    (all of them before), with the same quanta and bytes (the tests above)."""
+    cfg = RunConfig(device="tun", mode="zerocopy").replace(**{
+        "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
+    quanta, entered = _entries(cfg, DEVICES["tun"].kernel.APP)
+    assert quanta > 10_000 and entered < 0.1 * quanta
 
 
 T0 = 10**9  # when the replayed poll starts (virtual time units)

@@ -210,11 +210,19 @@ def app_complete_tx(m, cc, cb):
     """complete_tx_only / complete_tx_l2fwd: reap the completion ring."""
     if m[H_OUTSTANDING] == 0:
         return 0
-    cq = m[H_CQ]
-    k, idx = cons_peek(m, cq, m[H_BATCH], now(m))
+    k, idx = cons_peek(m, m[H_CQ], m[H_BATCH], now(m))
     charge(m, cc, cb, op.RING_PEEK, 1, 0)
+    reap(m, k, idx, now(m))
+    return k
+
+
+@njit(cache=True)
+def reap(m, k, idx, t):
+    """The ``k`` completions peeked at ``idx`` back to the application at ``t``: latency
+    bins, its free stack, the consumer release."""
+    cq = m[H_CQ]
     ab, _, mask = geometry(m, cq)
-    fts, owner, stk, n0, t = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N], now(m)
+    fts, owner, stk, n0 = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N]
     t0, b = -1, 0  # a batch's frames share the time they were written: one bin for them
     single, lat, shift = m[H_NSEG] == 1, m[H_LAT], m[H_FRAME_SHIFT]
     for i in range(k):
@@ -229,10 +237,9 @@ def app_complete_tx(m, cc, cb):
         m[ix(owner + f)] = OWN_APP
     m[H_APPSTK_N] = n0 + k
     if k:
-        cons_release(m, cq, now(m))
+        cons_release(m, cq, t)
         m[H_OUTSTANDING] -= k
         m[H_PROGRESS] += k
-    return k
 
 
 @njit(cache=True)
@@ -384,7 +391,12 @@ def app_next_change(m):
     quantum's *start*: an entry that became visible during the quantum, after the ring was
     read, is work for the next poll (from the quantum's end it would look past, and a replay
     would skip that poll)."""
-    t0 = m[H_NOW]
+    return app_next_change_at(m, m[H_NOW])
+
+
+@njit(cache=True)
+def app_next_change_at(m, t0):
+    """``app_next_change`` for a poll that starts at ``t0``."""
     t = min(next_stamp(m, m[H_FQ], True, t0), next_stamp(m, m[H_CQ], False, t0))
     t = min(t, min(next_stamp(m, m[H_RX], False, t0), _tx_room_at(m, t0)))
     t = min(t, fill_edge(m, t0))

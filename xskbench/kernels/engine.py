@@ -225,8 +225,9 @@ def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, park):
     left open at its end. Their charges are booked (``book``) and their progress counted by
     the caller. The idle ones before the last were steady polls (and their replays) of
     ``idle_cycles`` in all. The last started at ``t`` and charged ``q`` (with its replays):
-    it moved ``moved``, or it was a steady idle poll (``idle``) parked as ``idle_spin`` parks
-    it, until ``park`` (the start of its first poll that could see its view change);
+    it moved ``moved``, or it was an idle poll (``idle``; steady, it is parked as
+    ``idle_spin`` parks it until ``park``, the start of its first poll that could see its
+    view change; ``park`` < 0: a spinner that is not parked, ``spin_until`` alone);
     ``prev_idle``: the one before it was idle (its park stays flagged)."""
     m[ix(m[H_IDLE] + m[H_QLABEL])] += idle_cycles
     others = _unpark_watchers(m, c) if m[H_PARKED] else 0  # the running quantum's settle
@@ -243,8 +244,9 @@ def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, park):
             m[ix(m[H_QLOG] + i)] = m[ix(base + 2 + i)]
         m[H_QLOG_N] = 1
         m[H_QIDLED] = 1
-        cx_set(m, c, CX_PARK, max(park, 1))
-    m[H_PARKED] = 1 if idle or prev_idle else others
+        if park >= 0:
+            cx_set(m, c, CX_PARK, max(park, 1))
+    m[H_PARKED] = 1 if park >= 0 and (idle or prev_idle) else others
 
 
 @njit(cache=True)

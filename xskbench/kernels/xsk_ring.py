@@ -139,6 +139,16 @@ def prod_nb_free(m, o, n, now):
 
 
 @njit(cache=True)
+def prod_would_free(m, o, n, now):
+    """What ``prod_nb_free`` would return at ``now``, refreshing nothing."""
+    free = prod_free_cached(m, o)
+    if free >= n:
+        return free
+    seen = _visible(m, o, R_CONS, m[ix(o + R_PCCONS)], 3, now)
+    return m[ix(o + R_SIZE)] - ((m[ix(o + R_PCPROD)] - seen) & M32)
+
+
+@njit(cache=True)
 def prod_reserve(m, o, n, now):
     """Reserve up to ``n`` slots; returns (count, first index). xsk_ring_prod__reserve
     reserves all or nothing; callers wanting that pass ``n`` only when it fits."""
@@ -181,6 +191,15 @@ def cons_nb_avail(m, o, n, now):
         avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
         if moved and avail >= n:
             unsteady(m)
+    return min(avail, n)
+
+
+@njit(cache=True)
+def cons_would_see(m, o, n, now):
+    """What ``cons_nb_avail`` would return at ``now``, refreshing nothing."""
+    avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
+    if avail < n:
+        avail = (_visible(m, o, R_PROD, m[ix(o + R_CCPROD)], 2, now) - m[ix(o + R_CCCONS)]) & M32
     return min(avail, n)
 
 

@@ -54,11 +54,13 @@ from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
+    book,
     charge,
     count,
     cx,
     cx_set,
     delay,
+    folded,
     horizon,
     napi_complete,
     napi_enter,
@@ -75,23 +77,39 @@ from xskbench.kernels.layout import (
     CX_CPU,
     CX_READY,
     CX_SCHED,
+    CX_STALL,
     DEV_BASE,
     H_APPSTK_N,
+    H_BATCH,
     H_CPULAST,
     H_CQ,
     H_FLEN,
     H_GAP,
     H_HEADROOM,
+    H_IDLELOG,
+    H_NO_REPLAY,
+    H_NOW,
+    H_NREFRESH,
+    H_NSEG,
+    H_OUTSTANDING,
     H_OWN,
+    H_PARKED,
     H_PKTLEN,
     H_PROGRESS,
+    H_QACC,
     H_QLABEL,
     H_SCR,
     H_SENT_SEQ,
+    H_SNAP_DONE,
     H_START_T,
+    H_TS_CAP,
+    H_TS_N,
+    H_TS_NEXT,
     H_TX,
+    H_WARM,
     H_WORKLOAD,
     H_ZC,
+    IDLELOG_WORDS,
     INF,
     OWN_CQ,
     OWN_DEV,
@@ -106,11 +124,14 @@ from xskbench.kernels.ptr_ring import (
     ptr_ring_produce,
 )
 from xskbench.kernels.xsk_ring import (
+    R_REFRESH,
     cons_peek,
     cons_release,
+    cons_would_see,
     prod_nb_free,
     prod_reserve,
     prod_submit_n,
+    prod_would_free,
     ring_addr,
     ring_entries,
     ring_len,
@@ -267,6 +288,89 @@ def app_quantum(m, cc, cb):
     if m[H_PROGRESS] == progress:
         spin_until(m, cc, cb, horizon(m, APP), afxdp.app_next_change(m))
     wake(m, APP, now(m))  # the PMD spins
+    if (ovs and m[H_ZC] and gap == 0 and kick == 0 and m[H_WORKLOAD] == WL_TXONLY
+            and m[H_PROGRESS] != progress and m[H_SENT_SEQ] == sent):
+        _app_lockstep(m, cc, cb)
+
+
+@njit(cache=True)
+def _app_lockstep(m, cc, cb):
+    """The OVS PMD's next polls after one that reaped completions and sent nothing (zero
+    copy, txonly, no set rate), run here at once while each is one the engine would fold (it
+    starts before the horizon, the next ring sample, the end of warm-up) and a plain one: it
+    reaps what vhost completed by its look and finds no room for its batch on TX, so it
+    neither sends nor kicks; an empty one is replayed as spin_until replays it. vhost
+    completes one descriptor at a time, each stamped: the PMD polls twice per packet (and
+    replays the empty polls between). Each poll here is its ring work and a few sums, the
+    books are kept once for all of them (engine.folded), the same as quantum by quantum."""
+    if m[H_NO_REPLAY] or m[H_PARKED] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0:
+        return
+    c_loop, c_peek, c_ref = cc[op.APP_LOOP], cc[op.RING_PEEK], cc[op.RING_REFRESH]
+    hzn = horizon(m, APP)  # no other context runs meanwhile, and tun parks none
+    end = INF if m[H_SNAP_DONE] else m[H_WARM]  # replays end before warm-up's end
+    lim = min(hzn, end)
+    if m[H_TS_N] < m[H_TS_CAP]:
+        lim = min(lim, m[H_TS_NEXT])
+    cq, tx, batch, label = m[H_CQ], m[H_TX], m[H_BATCH], m[H_QLABEL]
+    t = m[H_NOW] + m[H_QACC]
+    quanta = polls = refreshed = charged = idle_cycles = start = length = moved = 0
+    idle = prev_idle = False
+    while t < lim and m[H_OUTSTANDING] > 0 and c_loop + c_peek > 0:
+        look = t + c_loop  # the completion ring's read; TX's after the peek's charge
+        k = cons_would_see(m, cq, batch, look)
+        n = min(batch, m[H_APPSTK_N] + k)
+        if n == 0 or prod_would_free(m, tx, n, look + c_peek) >= n:
+            break  # nothing to send, or the batch fits: it sends (and kicks)
+        if idle:  # the quantum before this poll ends: an idle one's cycles are idle
+            idle_cycles += length
+        before = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)]
+        k, idx = cons_peek(m, cq, batch, look)
+        afxdp.reap(m, k, idx, look + c_peek)
+        prod_nb_free(m, tx, n, look + c_peek)
+        r = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)] - before
+        q = c_loop + c_peek + r * c_ref
+        reps = 0
+        if k == 0 and _steady_idle(m, q, r, label):
+            seen = afxdp.app_next_change_at(m, t)
+            reps = max(min((hzn - 1 - t) // q, (seen - 1 - look - c_peek) // q,
+                           (end - 1 - t) // q - 1), 0)
+        prev_idle, idle = idle, k == 0
+        start, moved, length = t, k, q * (1 + reps)
+        quanta += 1
+        polls += 1 + reps
+        refreshed += r
+        charged += r * (1 + reps)
+        t += length
+    if quanta == 0:
+        return
+    book(m, cc, cb, op.APP_LOOP, polls, 0)
+    book(m, cc, cb, op.RING_PEEK, polls, 0)
+    book(m, cc, cb, op.RING_REFRESH, charged, 0)
+    count(m, st.TX_FULL_POLLS, polls)
+    m[H_NREFRESH] += refreshed  # charged here, as each poll's charge_refreshes would
+    folded(m, APP, quanta, start, length, moved, idle, prev_idle, idle_cycles, -1)
+
+
+@njit(cache=True)
+def _steady_idle(m, q, r, label):
+    """Whether the PMD's empty poll — its loop, the completion ring's peek, the TX-full
+    count and ``r`` ring refreshes: ``q`` cycles — is the same as its last idle quantum, as
+    engine._as_last_idle finds; if not, it becomes that one (and is not replayed)."""
+    log = ((op.APP_LOOP, 1), (op.RING_PEEK, 1), (-1 - st.TX_FULL_POLLS, 1),
+           (op.RING_REFRESH, r))
+    k = 4 if r else 3
+    base = m[H_IDLELOG] + APP * IDLELOG_WORDS
+    same = m[ix(base)] == k and m[ix(base + 1)] == q
+    for i in range(k):
+        e = base + 2 + 4 * i
+        same = same and (m[ix(e)] == log[i][0] and m[ix(e + 1)] == log[i][1]
+                         and m[ix(e + 2)] == 0 and m[ix(e + 3)] == label)
+    if not same:
+        m[ix(base)], m[ix(base + 1)] = k, q
+        for i in range(k):
+            e = base + 2 + 4 * i
+            m[ix(e)], m[ix(e + 1)], m[ix(e + 2)], m[ix(e + 3)] = log[i][0], log[i][1], 0, label
+    return same
 
 
 # --- vhost-net handle_rx --------------------------------------------------------------------
