@@ -216,7 +216,7 @@ def app_complete_tx(m, cc, cb):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reap(m, k, idx, t):
     """The ``k`` completions peeked at ``idx`` back to the application at ``t``: latency
     bins, its free stack, the consumer release."""
