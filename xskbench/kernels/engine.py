@@ -218,6 +218,25 @@ def steady_poll(m, c, op, q):
 
 
 @njit(cache=True)
+def as_last_idle_log(m, c, q, log, k):
+    """``_as_last_idle`` for an idle quantum of ``c`` a device ran itself: its ``k`` charges
+    and counts ``log`` ((code, n) each, no bytes, the running quantum's label), ``q`` cycles.
+    Whether it is the same as ``c``'s last idle quantum; if not, it becomes that one."""
+    base, label = m[H_IDLELOG] + c * IDLELOG_WORDS, m[H_QLABEL]
+    same = m[ix(base)] == k and m[ix(base + 1)] == q
+    for i in range(k):
+        e = base + 2 + 4 * i
+        same = same and (m[ix(e)] == log[i][0] and m[ix(e + 1)] == log[i][1]
+                         and m[ix(e + 2)] == 0 and m[ix(e + 3)] == label)
+    if not same:
+        m[ix(base)], m[ix(base + 1)] = k, q
+        for i in range(k):
+            e = base + 2 + 4 * i
+            m[ix(e)], m[ix(e + 1)], m[ix(e + 2)], m[ix(e + 3)] = log[i][0], log[i][1], 0, label
+    return same
+
+
+@njit(cache=True)
 def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, park):
     """The books of ``quanta`` quanta of ``c`` that its device ran itself after the running
     one (which moved something), each one ``fold`` would have folded (a thread's, no stall
@@ -240,9 +259,9 @@ def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, park):
     cx_set(m, c, CX_READY, t + q)  # it polls again at once
     if idle:
         base = m[H_IDLELOG] + c * IDLELOG_WORDS
-        for i in range(4):
+        for i in range(4 * m[ix(base)]):  # its log: the last idle one's
             m[ix(m[H_QLOG] + i)] = m[ix(base + 2 + i)]
-        m[H_QLOG_N] = 1
+        m[H_QLOG_N] = m[ix(base)]
         m[H_QIDLED] = 1
         if park >= 0:
             cx_set(m, c, CX_PARK, max(park, 1))
@@ -572,6 +591,29 @@ def _as_last_idle(m, c, k):
     return False
 
 
+@njit(cache=True, inline="always")
+def replays(t0, q, r, hzn, seen, end):
+    """How many times an idle poll that started at ``t0``, took ``q`` and last looked at the
+    time ``r`` into itself is replayed after it: replayed poll j (1, 2, ...) starts at
+    t0 + j q, before ``hzn``; looks at t0 + j q + r, before ``seen``; ends before ``end``
+    (0 or less: none)."""
+    return min((hzn - 1 - t0) // q, (seen - 1 - r - t0) // q, (end - 1 - t0) // q - 1)
+
+
+@njit(cache=True)
+def lockstep_bounds(m, c):
+    """For a device that runs its context ``c``'s next polls itself after a quantum that
+    moved something (``folded``): (the horizon, which its idle polls' replays also stop
+    before; the end of warm-up, which they end before; the limit each poll must start
+    before, as ``fold`` folds: that horizon, warm-up's end, the next ring sample)."""
+    hzn = horizon(m, c, True)
+    end = INF if m[H_SNAP_DONE] else m[H_WARM]
+    lim = min(hzn, end)
+    if m[H_TS_N] < m[H_TS_CAP]:
+        lim = min(lim, m[H_TS_NEXT])
+    return hzn, end, lim
+
+
 @njit(cache=True)
 def spin_until(m, cc, cb, hzn, seen):
     """A polling context found nothing to do: replay this idle quantum back to back (the
@@ -604,9 +646,7 @@ def spin_until(m, cc, cb, hzn, seen):
     end = stall_next(m, c, t0)  # descheduled then: no polls to replay
     if m[H_SNAP_DONE] == 0:
         end = min(end, m[H_WARM])
-    # replayed poll j (1, 2, ...) starts at t0 + j q and looks at the time at t0 + j q + r
-    r = m[H_QREAD] - t0
-    reps = min((hzn - 1 - t0) // q, (seen - 1 - r - t0) // q, (end - 1 - t0) // q - 1)
+    reps = replays(t0, q, m[H_QREAD] - t0, hzn, seen, end)
     if reps <= 0:
         return True
     label = m[H_QLABEL]

@@ -54,6 +54,7 @@ from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
+    as_last_idle_log,
     book,
     charge,
     count,
@@ -62,10 +63,12 @@ from xskbench.kernels.engine import (
     delay,
     folded,
     horizon,
+    lockstep_bounds,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
+    replays,
     spin_until,
     switch_label,
     wake,
@@ -86,7 +89,6 @@ from xskbench.kernels.layout import (
     H_FLEN,
     H_GAP,
     H_HEADROOM,
-    H_IDLELOG,
     H_NO_REPLAY,
     H_NOW,
     H_NREFRESH,
@@ -100,16 +102,10 @@ from xskbench.kernels.layout import (
     H_QLABEL,
     H_SCR,
     H_SENT_SEQ,
-    H_SNAP_DONE,
     H_START_T,
-    H_TS_CAP,
-    H_TS_N,
-    H_TS_NEXT,
     H_TX,
-    H_WARM,
     H_WORKLOAD,
     H_ZC,
-    IDLELOG_WORDS,
     INF,
     OWN_CQ,
     OWN_DEV,
@@ -303,19 +299,16 @@ def _app_lockstep(m, cc, cb):
     completes one descriptor at a time, each stamped: the PMD polls twice per packet (and
     replays the empty polls between). Each poll here is its ring work and a few sums, the
     books are kept once for all of them (engine.folded), the same as quantum by quantum."""
-    if m[H_NO_REPLAY] or m[H_PARKED] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0:
-        return
     c_loop, c_peek, c_ref = cc[op.APP_LOOP], cc[op.RING_PEEK], cc[op.RING_REFRESH]
-    hzn = horizon(m, APP)  # no other context runs meanwhile, and tun parks none
-    end = INF if m[H_SNAP_DONE] else m[H_WARM]  # replays end before warm-up's end
-    lim = min(hzn, end)
-    if m[H_TS_N] < m[H_TS_CAP]:
-        lim = min(lim, m[H_TS_NEXT])
-    cq, tx, batch, label = m[H_CQ], m[H_TX], m[H_BATCH], m[H_QLABEL]
+    if (m[H_NO_REPLAY] or m[H_PARKED] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0
+            or c_loop + c_peek <= 0):
+        return
+    hzn, end, lim = lockstep_bounds(m, APP)  # tun parks no one: spin_until's horizon too
+    cq, tx, batch = m[H_CQ], m[H_TX], m[H_BATCH]
     t = m[H_NOW] + m[H_QACC]
     quanta = polls = refreshed = charged = idle_cycles = start = length = moved = 0
     idle = prev_idle = False
-    while t < lim and m[H_OUTSTANDING] > 0 and c_loop + c_peek > 0:
+    while t < lim and m[H_OUTSTANDING] > 0:
         look = t + c_loop  # the completion ring's read; TX's after the peek's charge
         k = cons_would_see(m, cq, batch, look)
         n = min(batch, m[H_APPSTK_N] + k)
@@ -330,10 +323,13 @@ def _app_lockstep(m, cc, cb):
         r = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)] - before
         q = c_loop + c_peek + r * c_ref
         reps = 0
-        if k == 0 and _steady_idle(m, q, r, label):
+        # an empty one's log: its loop, the completion ring's peek, the TX-full count and
+        # its ring refreshes (charge_refreshes), as app_iteration charges them
+        if k == 0 and as_last_idle_log(m, APP, q, (
+                (op.APP_LOOP, 1), (op.RING_PEEK, 1), (-1 - st.TX_FULL_POLLS, 1),
+                (op.RING_REFRESH, r)), 4 if r else 3):
             seen = afxdp.app_next_change_at(m, t)
-            reps = max(min((hzn - 1 - t) // q, (seen - 1 - look - c_peek) // q,
-                           (end - 1 - t) // q - 1), 0)
+            reps = max(replays(t, q, c_loop + c_peek, hzn, seen, end), 0)
         prev_idle, idle = idle, k == 0
         start, moved, length = t, k, q * (1 + reps)
         quanta += 1
@@ -349,28 +345,6 @@ def _app_lockstep(m, cc, cb):
     count(m, st.TX_FULL_POLLS, polls)
     m[H_NREFRESH] += refreshed  # charged here, as each poll's charge_refreshes would
     folded(m, APP, quanta, start, length, moved, idle, prev_idle, idle_cycles, -1)
-
-
-@njit(cache=True)
-def _steady_idle(m, q, r, label):
-    """Whether the PMD's empty poll — its loop, the completion ring's peek, the TX-full
-    count and ``r`` ring refreshes: ``q`` cycles — is the same as its last idle quantum, as
-    engine._as_last_idle finds; if not, it becomes that one (and is not replayed)."""
-    log = ((op.APP_LOOP, 1), (op.RING_PEEK, 1), (-1 - st.TX_FULL_POLLS, 1),
-           (op.RING_REFRESH, r))
-    k = 4 if r else 3
-    base = m[H_IDLELOG] + APP * IDLELOG_WORDS
-    same = m[ix(base)] == k and m[ix(base + 1)] == q
-    for i in range(k):
-        e = base + 2 + 4 * i
-        same = same and (m[ix(e)] == log[i][0] and m[ix(e + 1)] == log[i][1]
-                         and m[ix(e + 2)] == 0 and m[ix(e + 3)] == label)
-    if not same:
-        m[ix(base)], m[ix(base + 1)] = k, q
-        for i in range(k):
-            e = base + 2 + 4 * i
-            m[ix(e)], m[ix(e + 1)], m[ix(e + 2)], m[ix(e + 3)] = log[i][0], log[i][1], 0, label
-    return same
 
 
 # --- vhost-net handle_rx --------------------------------------------------------------------

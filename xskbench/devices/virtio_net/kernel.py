@@ -20,12 +20,13 @@ from xskbench.kernels.engine import (
     cx,
     cx_set,
     folded,
-    horizon,
     idle_spin,
+    lockstep_bounds,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
+    replays,
     steady_poll,
     stir,
     switch_label,
@@ -54,12 +55,7 @@ from xskbench.kernels.layout import (
     H_QCTX,
     H_QLABEL,
     H_SCR,
-    H_SNAP_DONE,
-    H_TS_CAP,
-    H_TS_N,
-    H_TS_NEXT,
     H_TXCSUM,
-    H_WARM,
     H_WORKLOAD,
     H_ZC,
     INF,
@@ -620,13 +616,9 @@ def _host_lockstep(m, cc, cb, hctx):
     p = cc[op.VHOST_USER_POLL]
     if m[H_NO_REPLAY] or p <= 0 or cx(m, hctx, CX_STALL) > 0 or cx(m, hctx, CX_KLABEL) >= 0:
         return
-    # as fold's, after a quantum that moved something; an idle poll's spin_until sees the
-    # same (the spinners watching the host were unparked by the productive poll before it)
-    hzn = horizon(m, hctx, True)
-    end = INF if m[H_SNAP_DONE] else m[H_WARM]  # replays end before warm-up's end
-    lim = min(hzn, end)
-    if m[H_TS_N] < m[H_TS_CAP]:
-        lim = min(lim, m[H_TS_NEXT])
+    # an idle poll's spin_until sees the same horizon (the spinners watching the host were
+    # unparked by the productive poll before it)
+    hzn, end, lim = lockstep_bounds(m, hctx)
     idle_ok = steady_poll(m, hctx, op.VHOST_USER_POLL, p)
     q, rq, burst, scr = m[D_TXQ], m[D_RXQ], m[D_HOST_BURST], m[D_HSCR]
     fwd, hdr = m[H_WORKLOAD] == WL_L2FWD, m[D_HDR]
@@ -645,9 +637,7 @@ def _host_lockstep(m, cc, cb, hctx):
             if not idle_ok:
                 break
             seen = _avail_next(m, q)
-            # spin_until's replays of this steady poll: each starts before the horizon,
-            # looks before ``seen`` and ends before warm-up's end
-            reps = max(min((hzn - 1 - t) // p, (seen - 1 - look) // p, (end - 1 - t) // p - 1), 0)
+            reps = max(replays(t, p, p, hzn, seen, end), 0)  # spin_until's of this poll
         else:
             used, rused = m[ix(q + vq.Q_USED_IDX)], m[ix(rq + vq.Q_USED_IDX)]
             # (n copies into RX at most: a guest that asked to hear of fewer asked of n)
