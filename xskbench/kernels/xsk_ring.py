@@ -98,6 +98,18 @@ def _visible(m, o, shared, known, tfield, now):
 
 
 @njit(cache=True, inline="always")
+def _prod_word(m, o, now):
+    """The producer word as the consumer would see it refreshed at ``now``."""
+    return _visible(m, o, R_PROD, m[ix(o + R_CCPROD)], 2, now)
+
+
+@njit(cache=True, inline="always")
+def _cons_word(m, o, now):
+    """The consumer word as the producer would see it refreshed at ``now``."""
+    return _visible(m, o, R_CONS, m[ix(o + R_PCCONS)], 3, now)
+
+
+@njit(cache=True, inline="always")
 def _first_after(m, o, lo, n, field, now):
     """The first k in [0, n) whose entry ``lo + k`` is stamped after ``now`` (n if none).
     Stamps grow along the ring, so a search finds it: galloping from ``lo`` (a poller
@@ -131,7 +143,7 @@ def prod_nb_free(m, o, n, now):
     free = prod_free_cached(m, o)
     if free >= n:
         return free
-    moved = _refresh(m, o, R_PCCONS, _visible(m, o, R_CONS, m[ix(o + R_PCCONS)], 3, now))
+    moved = _refresh(m, o, R_PCCONS, _cons_word(m, o, now))
     free = prod_free_cached(m, o)
     if moved and free >= n:
         unsteady(m)
@@ -144,8 +156,7 @@ def prod_would_free(m, o, n, now):
     free = prod_free_cached(m, o)
     if free >= n:
         return free
-    seen = _visible(m, o, R_CONS, m[ix(o + R_PCCONS)], 3, now)
-    return m[ix(o + R_SIZE)] - ((m[ix(o + R_PCPROD)] - seen) & M32)
+    return m[ix(o + R_SIZE)] - ((m[ix(o + R_PCPROD)] - _cons_word(m, o, now)) & M32)
 
 
 @njit(cache=True)
@@ -187,7 +198,7 @@ def cons_nb_avail(m, o, n, now):
     """xskq_cons_nb_entries: entries ready, refreshing cached_prod only if fewer than ``n``."""
     avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
     if avail < n:
-        moved = _refresh(m, o, R_CCPROD, _visible(m, o, R_PROD, m[ix(o + R_CCPROD)], 2, now))
+        moved = _refresh(m, o, R_CCPROD, _prod_word(m, o, now))
         avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
         if moved and avail >= n:
             unsteady(m)
@@ -199,7 +210,7 @@ def cons_would_see(m, o, n, now):
     """What ``cons_nb_avail`` would return at ``now``, refreshing nothing."""
     avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
     if avail < n:
-        avail = (_visible(m, o, R_PROD, m[ix(o + R_CCPROD)], 2, now) - m[ix(o + R_CCCONS)]) & M32
+        avail = (_prod_word(m, o, now) - m[ix(o + R_CCCONS)]) & M32
     return min(avail, n)
 
 
