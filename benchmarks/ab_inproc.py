@@ -8,8 +8,10 @@ core). For a change to one kernel the most reliable reading on the development V
     .venv/bin/python benchmarks/ab_inproc.py /tmp/old --reps 12 --duration 0.005
 
 Per case: the best CPU time of each side and their ratio, and the median of the run-by-run
-ratios (old / new: above 1, this tree is faster). The copy is kept under
-``~/.cache/xskbench_b/<hash of its sources and data>``: its kernels compile on its first use only.
+ratios (old / new: above 1, this tree is faster); the two sides take turns to run first. The
+copy is kept under ``~/.cache/xskbench_b/<hash of its sources and data>``, but its compiled
+kernels go where this process's numba cache is (``NUMBA_CACHE_DIR``, keyed by this tree's
+sources, set by the first ``import xskbench``): after an edit here, both sides compile again.
 """
 import argparse
 import hashlib
@@ -29,7 +31,7 @@ NAME = "xskbench_b"
 def other(tree, into=None):
     """``tree``'s package copied into ``into`` as ``NAME`` (every ``xskbench`` renamed, its
     data beside it) and imported. By default ``into`` is kept, keyed by a hash of the tree's
-    sources and data, so that numba's cache of the copy holds from one comparison to the next."""
+    sources and data (copied once)."""
     src = Path(tree) / "xskbench"
     if into is None:
         h = hashlib.sha1()
@@ -59,10 +61,11 @@ def compare(old, new, cases, duration, reps):
         for p in (old, new):
             p.run(_config(*case, 0.001, pkg=p))  # compile or load the kernels
         times = ([], [])
-        for _ in range(reps):
-            for side, (p, cfg) in enumerate(zip((old, new), cfgs, strict=True)):
+        for rep in range(reps):
+            for side in (0, 1) if rep % 2 == 0 else (1, 0):  # who runs first, in turn
+                p = (old, new)[side]
                 t0 = time.process_time()
-                p.run(cfg)
+                p.run(cfgs[side])
                 times[side].append(time.process_time() - t0)
         ratios = [a / b for a, b in zip(*times, strict=True)]
         out[case] = (min(times[0]), min(times[1]), statistics.median(ratios))
