@@ -63,6 +63,7 @@ from xskbench.kernels.engine import (
     delay,
     folded,
     horizon,
+    idle_spin,
     lockstep_bounds,
     napi_complete,
     napi_enter,
@@ -95,7 +96,6 @@ from xskbench.kernels.layout import (
     H_NSEG,
     H_OUTSTANDING,
     H_OWN,
-    H_PARKED,
     H_PKTLEN,
     H_PROGRESS,
     H_QACC,
@@ -300,7 +300,7 @@ def _app_lockstep(m, cc, cb):
     replays the empty polls between). Each poll here is its ring work and a few sums, the
     books are kept once for all of them (engine.folded), the same as quantum by quantum."""
     c_loop, c_peek, c_ref = cc[op.APP_LOOP], cc[op.RING_PEEK], cc[op.RING_REFRESH]
-    if (m[H_NO_REPLAY] or m[H_PARKED] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0
+    if (m[H_NO_REPLAY] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0
             or c_loop + c_peek <= 0):
         return
     hzn, end, lim = lockstep_bounds(m, APP)  # tun parks no one: spin_until's horizon too
@@ -541,7 +541,7 @@ def guest_pmd_quantum(m, cc, cb):
         _guest_take(m, cc, cb, got, op.VIRTIO_RXQ_REARM)
     else:
         seen = m[D_G_USED_AT] if m[D_G_USED] > m[D_G_CONS] else INF  # seen at its time
-        spin_until(m, cc, cb, horizon(m, GUEST), seen)
+        idle_spin(m, cc, cb, GUEST, seen)  # parked: only vhost's publishes change its view
     wake(m, GUEST, now(m))
 
 
