@@ -146,12 +146,6 @@ def app_push(m, addr):
 
 
 @njit(cache=True)
-def app_pop(m):
-    m[H_APPSTK_N] -= 1
-    return m[ix(m[H_APPSTK] + m[H_APPSTK_N])]
-
-
-@njit(cache=True)
 def pool_push(m, addr):
     """xsk_buff_free: a driver-held buffer goes to the pool's free list, not the fill ring."""
     m[ix(m[H_POOL] + m[H_POOL_N])] = addr
@@ -196,10 +190,17 @@ def app_fill(m, cc, cb):
         count(m, st.FILL_FAIL_POLLS, 1)
         return 0
     charge(m, cc, cb, op.RING_RESERVE, 1, 0)
+    # pop the free stack's top, write the slot, own(): header words in locals (stores to the
+    # arena might alias them)
+    ab, lb, mask = geometry(m, fq)
+    owner, stk, shift, top = m[H_OWN], m[H_APPSTK], m[H_FRAME_SHIFT], n - 1
     for i in range(k):
-        addr = app_pop(m)
-        ring_write(m, fq, idx + i, addr, 0)
-        own(m, addr, OWN_FQ)
+        addr = m[ix(stk + top - i)]
+        j = (idx + i) & mask
+        m[ix(ab + j)] = addr
+        m[ix(lb + j)] = 0
+        m[ix(owner + (addr >> shift))] = OWN_FQ
+    m[H_APPSTK_N] = n - k
     prod_submit(m, fq, now(m))
     m[H_PROGRESS] += k
     return k
@@ -358,14 +359,20 @@ def app_rx(m, cc, cb):
         want = k if m[H_NSEG] == 1 else whole(m, min(k, prod_nb_free(m, tx, k, now(m))))
         tk, tidx = prod_reserve(m, tx, want, now(m))
         charge(m, cc, cb, op.RING_RESERVE, 1, 0)
+        ab, lb, mask = geometry(m, rx)
+        tab, tlb, tmask = geometry(m, tx)
+        owner, flen, shift = m[H_OWN], m[H_FLEN], m[H_FRAME_SHIFT]  # locals, as above
         for i in range(k):
-            addr = ring_addr(m, rx, idx + i)
-            ln = ring_len(m, rx, idx + i)
+            j = (idx + i) & mask
+            addr, ln = m[ix(ab + j)], m[ix(lb + j)]
             nbytes += ln
             if i < tk:
-                ring_write(m, tx, tidx + i, addr, ln)
-                own(m, addr, OWN_TX)
-                m[ix(m[H_FLEN] + frame_of(m, addr))] = ln
+                tj = (tidx + i) & tmask
+                m[ix(tab + tj)] = addr
+                m[ix(tlb + tj)] = ln
+                f = addr >> shift
+                m[ix(owner + f)] = OWN_TX
+                m[ix(flen + f)] = ln
             else:  # testpmd frees what the TX ring did not take: TX-errors
                 app_push(m, addr & -m[H_FRAME])  # the chunk's start
         cons_release(m, rx, now(m))
@@ -464,13 +471,15 @@ def zc_alloc_batch(m, cc, cb, n):
     if k < n:
         fq = m[H_FQ]
         j, idx = cons_peek(m, fq, n - k, now(m))
+        ab, _, mask = geometry(m, fq)
         for i in range(j):
-            m[ix(scr + k + i)] = ring_addr(m, fq, idx + i)
+            m[ix(scr + k + i)] = m[ix(ab + ((idx + i) & mask))]
         k += j
         if k < n:
             count(m, st.FILL_EMPTY, 1)
+    owner, shift = m[H_OWN], m[H_FRAME_SHIFT]  # own() per buffer, its words in locals
     for i in range(k):
-        own(m, m[ix(scr + i)], OWN_DEV)
+        m[ix(owner + (m[ix(scr + i)] >> shift))] = OWN_DEV
     charge(m, cc, cb, op.XSK_BUFF_ALLOC_BATCH, k, 0)
     m[H_PROGRESS] += k
     charge_refreshes(m, cc, cb)

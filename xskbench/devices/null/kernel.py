@@ -274,12 +274,12 @@ def _refill(m, cc, cb):
     t = now(m)
     if m[H_ZC]:
         k = afxdp.zc_refill(m, cc, cb, free)
-        scr = m[H_SCR]
-        for i in range(k):
-            s = _rx_slot(m, m[D_RX_POST])
+        scr, rxq, mask, post = m[H_SCR], m[D_RXQ], m[D_CAP] - 1, m[D_RX_POST]
+        for i in range(k):  # the ring's words in locals: stores to the arena might alias them
+            s = rxq + 3 * ((post + i) & mask)
             m[ix(s)] = m[ix(scr + i)]
             m[ix(s + 1)] = t
-            m[D_RX_POST] += 1
+        m[D_RX_POST] = post + k
         charge(m, cc, cb, op.NULL_POST_RX, k, 0)
         return k < free
     else:
