@@ -1,6 +1,6 @@
 """Fast-forward (the idle-spin replay, the parking of idle spinners and the folding of a
 context's back-to-back quanta, kernels/engine.py spin_until / idle_spin / fold; null's
-receive of a poll's packets at once, devices/null/kernel.py _rx_zc_run) must only save
+receive of a poll's packets at once, devices/null/kernel.py _rx_run) must only save
 emulation time: with it on and off, every device and
 mode gives byte-identical results, books, counters, latency and time series included."""
 import sys

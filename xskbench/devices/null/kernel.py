@@ -38,6 +38,7 @@ from xskbench.kernels.layout import (
     H_ARR_END,
     H_BUSYBUDGET,
     H_BUSYPOLL,
+    H_FQ,
     H_FRAME_SHIFT,
     H_FTS,
     H_HEADROOM,
@@ -48,6 +49,7 @@ from xskbench.kernels.layout import (
     H_NSEG,
     H_OWN,
     H_PKTLEN,
+    H_POOL_N,
     H_PROGRESS,
     H_QLABEL,
     H_RX,
@@ -58,7 +60,13 @@ from xskbench.kernels.layout import (
     OWN_RX,
     WL_TXONLY,
 )
-from xskbench.kernels.xsk_ring import geometry, prod_free_cached, prod_reserve
+from xskbench.kernels.xsk_ring import (
+    cons_avail_cached,
+    cons_peek,
+    geometry,
+    prod_free_cached,
+    prod_reserve,
+)
 
 (
     D_TXQ, D_CAP, D_TX_HEAD, D_TX_TAIL, D_WIRE_FREE, D_LINE_GAP, D_RXQ, D_RX_POST, D_RX_FILL,
@@ -205,8 +213,8 @@ def poll(m, cc, cb, budget):
     if m[H_WORKLOAD] != WL_TXONLY:
         _rx_arrivals(m, now(m))
         plen, nseg, scr = m[H_PKTLEN], m[H_NSEG], m[H_SCR]
-        if zc and nseg == 1:
-            got = _rx_zc_run(m, cc, cb, min(m[D_RX_FILL] - m[D_RX_DONE], budget), plen)
+        if nseg == 1:
+            got = _rx_run(m, cc, cb, min(m[D_RX_FILL] - m[D_RX_DONE], budget), plen, zc)
         while m[D_RX_DONE] < m[D_RX_FILL] and got < budget:
             s = _rx_slot(m, m[D_RX_DONE])
             for i in range(nseg):  # a multi-buffer packet: one RX descriptor per buffer
@@ -235,21 +243,27 @@ def poll(m, cc, cb, budget):
 
 
 @njit(cache=True)
-def _rx_zc_run(m, cc, cb, n, plen):
+def _rx_run(m, cc, cb, n, plen, zc):
     """``n`` single-buffer packets into the xsk at once, when RX has room for all of them
-    without refreshing its view (else 0: the loop takes them one by one). The same books as
-    one at a time: nothing here reads the time, so the charges can follow the packets
+    without refreshing its view, and in copy mode the pool is empty and the fill ring's view
+    holds a buffer for each (else 0: the loop takes them one by one). The same books as one
+    at a time: nothing here reads the time, so the charges can follow the packets
     (tests/test_fastforward.py compares the two: H_NO_REPLAY takes them one at a time)."""
-    if n <= 0 or m[H_NO_REPLAY] or prod_free_cached(m, m[H_RX]) < n:
+    rx, fq = m[H_RX], m[H_FQ]
+    if n <= 0 or m[H_NO_REPLAY] or prod_free_cached(m, rx) < n:
         return 0
-    _, idx = prod_reserve(m, m[H_RX], n, now(m))
+    if not zc and (m[H_POOL_N] > 0 or cons_avail_cached(m, fq) < n):
+        return 0
+    _, idx = prod_reserve(m, rx, n, now(m))
+    fidx = 0 if zc else cons_peek(m, fq, n, now(m))[1]  # copy mode: xsk_buff_alloc each
     # afxdp.rx_put per packet, with the rings' and frames' words in locals
-    ab, lb, mask = geometry(m, m[H_RX])
+    ab, lb, mask = geometry(m, rx)
+    fab, _, fmask = geometry(m, fq)
     rxq, cmask, done = m[D_RXQ], m[D_CAP] - 1, m[D_RX_DONE]
     owner, fts, shift, hr = m[H_OWN], m[H_FTS], m[H_FRAME_SHIFT], m[H_HEADROOM]
     for i in range(n):
         s = rxq + 3 * ((done + i) & cmask)
-        addr = m[ix(s)]
+        addr = m[ix(s)] if zc else m[ix(fab + ((fidx + i) & fmask))]
         j = (idx + i) & mask
         m[ix(ab + j)] = addr + hr
         m[ix(lb + j)] = plen
@@ -260,7 +274,12 @@ def _rx_zc_run(m, cc, cb, n, plen):
     m[H_PROGRESS] += n
     charge(m, cc, cb, op.NULL_RX_DESC, n, 0)
     charge(m, cc, cb, op.BPF_PROG_RUN_XDP, n, 0)
-    charge(m, cc, cb, op.XSK_RCV_ZC, n, 0)
+    if zc:
+        charge(m, cc, cb, op.XSK_RCV_ZC, n, 0)
+    else:  # xsk_rcv_copy each: a buffer, the copy; the driver's page recycled
+        charge(m, cc, cb, op.XSK_BUFF_ALLOC, n, 0)
+        charge(m, cc, cb, op.XSK_RCV_COPY, n, n * plen)
+        charge(m, cc, cb, op.PAGE_POOL_RECYCLE, n, 0)
     return n
 
 
