@@ -377,12 +377,17 @@ def app_quantum(m, cc, cb):
 @njit(cache=True)
 def _app_next_change(m):
     """The first time the application's idle poll could find work by itself: its rings'
-    next stamped entry and, where its syscall runs the driver (copy-mode xmit, inline
-    wakeup, busy poll), the host's next used entry (vhost-net publishes a whole batch, each
-    entry stamped ahead of the guest)."""
+    next stamped entry and, where its syscall runs the driver, the host's next used entry
+    the driver reads there (vhost-net publishes a whole batch, each entry stamped ahead of
+    the guest): the TX queue's where the syscall reaps TX (copy-mode xmit, inline wakeup,
+    busy poll's rx_cleantx), the RX queue's only where it runs rx NAPI (busy poll). A used RX
+    entry is rx NAPI's to read otherwise: a copy-mode receiver's idle spin does not stop at
+    each of the host's."""
     t = afxdp.app_next_change(m)
     if not m[H_ZC] or m[D_WAKEUP] == WAKE_INLINE or m[H_BUSYPOLL]:
-        t = min(t, _used_next(m, m[D_TXQ]), _used_next(m, m[D_RXQ]))
+        t = min(t, _used_next(m, m[D_TXQ]))
+    if m[H_BUSYPOLL]:
+        t = min(t, _used_next(m, m[D_RXQ]))
     return t
 
 
