@@ -38,7 +38,8 @@ def install(m, off, cfg, contexts, mc_per_s):
         hit = [i for i, c in enumerate(contexts)
                if (c.host if f.stall_context == "host" else c.name == f.stall_context)]
         if not hit:
-            names = ", ".join(repr(c.name) for c in contexts)
+            names = ", ".join(repr(n) for n in dict.fromkeys(c.name for c in contexts)
+                              if n != "host")  # virtio-net pmd's backend is named host
             raise ValueError(f"faults.stall_context={f.stall_context!r}: device {cfg.device!r} "
                              f"mode {cfg.mode!r} has the contexts 'host', {names}")
         for i in hit:
