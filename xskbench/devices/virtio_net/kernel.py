@@ -857,6 +857,7 @@ def _pmd_kick(m, q):
 
 @njit(cache=True)
 def pmd_quantum(m, cc, cb):
+    progress = m[H_PROGRESS]
     charge(m, cc, cb, op.PKT_BURST_IO_FORWARD, 1, 0)
     txq, rxq = m[D_TXQ], m[D_RXQ]
     wl = m[H_WORKLOAD]
@@ -911,6 +912,10 @@ def pmd_quantum(m, cc, cb):
         m[H_PROGRESS] += sent
         if sent:
             _pmd_kick(m, txq)
+    if m[H_PROGRESS] == progress:  # nothing received or sent (txonly: a full ring's drops)
+        # its burst reads only the host's used entries, stamped ahead of it: TX's in txonly,
+        # else RX's (TX is cleaned up only when it received something to send)
+        idle_spin(m, cc, cb, PMD, _used_next(m, txq if wl == WL_TXONLY else rxq))
     wake(m, PMD, now(m))
 
 
