@@ -152,17 +152,60 @@ def quanta(cfg, fast_forward=True):
 def arenas(cfg, fast_forward=True):
     """``cfg`` emulated as ``run`` does, stopping short of the results: (each queue's machine,
     with its arena after the run; the cost arrays)."""
+    dev, cfgs, hz, cc, cb = _setting(cfg)
+    machs = sys.modules["xskbench.run"].simulate(dev, cfgs, hz, cc, cb,
+                                                 fast_forward=fast_forward)
+    return machs, cc, cb
+
+
+def entries(cfg):
+    """``cfg`` emulated as ``run_chunk`` runs it, its loop in Python: for each context, how
+    often its quantum was entered and how many quanta it ran (the round-robin sequence counts
+    them: a replayed idle spin adds none, a device's lockstep runs several per entry); and
+    the packets every queue moved (received, transmitted, a guest's received; warm-up
+    included). Returns ({context name: entries}, {context name: quanta}, packets)."""
+    from collections import Counter
+
+    from xskbench import queues, stats
+    from xskbench.kernels import loop
+    from xskbench.kernels.layout import H_CNT, H_SEQ
+
+    dev, cfgs, hz, cc, cb = _setting(cfg)
+    machs = [dev.impl.setup(c, hz, cc, cb) for c in cfgs]
+    M, OFF = queues.arenas(machs, cfgs[0])
+    entered, ran = Counter(), Counter()
+    names = [c.name for c in machs[0].contexts]
+    while (pick := loop.pick(M, OFF))[1] >= 0:
+        q, c = pick
+        m = M[OFF[q]:OFF[q + 1]]
+        seq = int(m[H_SEQ])
+        loop.begin(m, c)
+        dev.kernel.quantum(m, cc, cb, c)
+        entered[names[c]] += 1
+        hzn = loop.fold(m, c, -1)
+        while hzn >= 0:
+            dev.kernel.quantum(m, cc, cb, c)
+            entered[names[c]] += 1
+            hzn = loop.fold(m, c, hzn)
+        loop.finish(m, c)
+        loop.sample(m)
+        loop.share(M, OFF, q, c)
+        ran[names[c]] += int(m[H_SEQ]) - seq
+    moved = (stats.RX_PACKETS, stats.TX_PACKETS, stats.GUEST_RX_PACKETS)
+    packets = sum(int(mach.m[mach.m[H_CNT] + s]) for mach in machs for s in moved)
+    return entered, ran, packets
+
+
+def _setting(cfg):
+    """What ``run`` emulates ``cfg`` with: (the device, the queues' configs, the CPU's Hz, the
+    cost arrays at the run's speed)."""
     from xskbench import costs, queues
     from xskbench.devices import get
 
-    simulate, run_speed = sys.modules["xskbench.run"].simulate, \
-        sys.modules["xskbench.run"].run_speed
     prof = costs.for_config(cfg)
-    cc, cb = prof.arrays(run_speed(cfg))
+    cc, cb = prof.arrays(sys.modules["xskbench.run"].run_speed(cfg))
     hz = (cfg.testbed.cpu_ghz or prof.cpu_ghz) * 1e9
-    machs = simulate(get(cfg.device), queues.queue_configs(cfg), hz, cc, cb,
-                     fast_forward=fast_forward)
-    return machs, cc, cb
+    return get(cfg.device), queues.queue_configs(cfg), hz, cc, cb
 
 
 def startup(cache_dir=None):

@@ -1,13 +1,15 @@
 """The speed scripts in benchmarks/ (issue #17): bench.py measures a real run and reports it;
 perf_profile.py names numba's jitted functions from their mangled symbols; ff_grid.py's
 random sweep saves the configurations whose fast-forward differs; ab.py and ab_inproc.py
-compare two trees; quantum_parts.py times the steps of an idle host poll on a real arena."""
+compare two trees; quantum_parts.py times the steps of an idle host poll on a real arena;
+entries_grid.py counts each context's engine entries per packet over a grid."""
 import json
 import subprocess
 import sys
 
 import ab
 import bench
+import entries_grid
 import ff_grid
 import perf_profile
 import pytest
@@ -67,6 +69,17 @@ def test_ff_grid_random_sweep_saves_the_configurations_that_differ(tmp_path, cap
     ff_grid.random_sweep(3, 0, out)
     saved = json.loads(out.read_text())  # each a RunConfig's JSON
     assert f"{len(saved)} of 3 random configurations differ" in capsys.readouterr().out
+
+
+def test_entries_grid_counts_every_contexts_entries_of_the_engines_quanta():
+    cfgs = list(entries_grid.configs("null"))
+    assert {(c.mode, c.workload.kind) for c, _ in cfgs} == {
+        (mode, kind) for mode in ("zerocopy", "copy") for kind in ("txonly", "rxdrop", "l2fwd")}
+    cfg = cfgs[0][0].replace(**{"workload.duration_s": 0.0003, "workload.warmup_s": 0.0})
+    entered, ran, packets = bench.entries(cfg)
+    assert set(entered) == {"app", "napi"} and packets > 1_000
+    assert sum(ran.values()) == bench.quanta(cfg)  # the quanta run_chunk runs, counted apart
+    assert entered == ran  # null runs no polls of its own at once (a lockstep): one each
 
 
 def test_ab_compares_two_trees_case_by_case(capsys):

@@ -7,7 +7,7 @@ import sys
 
 import ff_grid
 import pytest
-from bench import arenas, quanta
+from bench import arenas, entries, quanta
 
 from xskbench import RunConfig, costs, ops, queues, stats
 from xskbench.devices import DEVICES
@@ -234,35 +234,6 @@ def test_back_to_back_quanta_skip_the_scheduler():
     assert picks < 0.2 * int(machs[0].m[L.H_SEQ])
 
 
-def _entries(cfg, ctx):
-    """run_chunk's loop over ``cfg``'s one queue, counting how often context ``ctx``'s
-    quantum is entered and how many quanta it ran (the round-robin sequence counts them)."""
-    from xskbench.kernels import loop
-
-    dev = DEVICES[cfg.device]
-    cc, cb = costs.for_config(cfg).arrays(1.0)
-    cfgs = queues.queue_configs(cfg)
-    machs = [dev.impl.setup(c, 3e9, cc, cb) for c in cfgs]
-    M, OFF = queues.arenas(machs, cfgs[0])
-    m = machs[0].m
-    entered = quanta = 0
-    while (c := loop.pick(M, OFF)[1]) >= 0:
-        seq = int(m[L.H_SEQ])
-        loop.begin(m, c)
-        dev.kernel.quantum(m, cc, cb, c)
-        entered += c == ctx
-        hzn = loop.fold(m, c, -1)
-        while hzn >= 0:
-            dev.kernel.quantum(m, cc, cb, c)
-            entered += c == ctx
-            hzn = loop.fold(m, c, hzn)
-        loop.finish(m, c)
-        loop.sample(m)
-        loop.share(M, OFF, 0, c)
-        quanta += int(m[L.H_SEQ]) - seq if c == ctx else 0
-    return quanta, entered
-
-
 @pytest.mark.parametrize(("mode", "kind", "share"), [
     ("zerocopy", "txonly", 0.08), ("zerocopy", "l2fwd", 0.4), ("copy", "txonly", 0.3)])
 def test_the_host_pmd_runs_its_polls_between_a_guests_descriptors_at_once(mode, kind, share):
@@ -274,8 +245,8 @@ def test_the_host_pmd_runs_its_polls_between_a_guests_descriptors_at_once(mode, 
     descriptor every few hundred ns, and the empty polls between are replayed there too."""
     cfg = RunConfig(device="virtio-net", mode=mode).replace(**{
         "workload.kind": kind, "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    quanta, entered = _entries(cfg, DEVICES["virtio-net"].kernel.HOST)
-    assert quanta > 10_000 and entered < share * quanta
+    entered, ran, _ = entries(cfg)
+    assert ran["host"] > 5_000 and entered["host"] < share * ran["host"]
 
 
 def test_the_ovs_pmd_runs_its_polls_between_vhosts_completions_at_once():
@@ -286,23 +257,22 @@ def test_the_ovs_pmd_runs_its_polls_between_vhosts_completions_at_once():
     (all of them before), with the same quanta and bytes (the tests above)."""
     cfg = RunConfig(device="tun", mode="zerocopy").replace(**{
         "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    quanta, entered = _entries(cfg, DEVICES["tun"].kernel.APP)
-    assert quanta > 10_000 and entered < 0.1 * quanta
+    entered, ran, _ = entries(cfg)
+    assert ran["app"] > 10_000 and entered["app"] < 0.1 * ran["app"]
 
 
 def test_a_polling_guest_parks_while_vhost_has_published_nothing_new():
     """tun.guest=pmd: the guest's testpmd and the host's OVS PMD both spin on CPUs of their
     own. The guest's empty poll reads only what vhost publishes, so it parks (engine.idle_spin,
     watching vhost alone): the application's horizon skips its polls, and each replays its
-    idle spin up to the other's next change instead of one poll of the other at a time (the
-    two were entered 2.4 times per packet each before; the same bytes, the tests above)."""
+    idle spin up to the other's next change instead of one poll of the other at a time (each
+    was entered 1.2 times per packet sent or received before; the same bytes, the tests
+    above)."""
     cfg = RunConfig(device="tun", mode="zerocopy").replace(**{
         "tun.guest": "pmd", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    k = DEVICES["tun"].kernel
-    packets = run(cfg).counters["guest_rx_packets"] * 0.002 / 0.0015  # warm-up's too
-    assert packets > 5_000
-    assert _entries(cfg, k.GUEST)[1] < 0.2 * packets
-    assert _entries(cfg, k.APP)[1] < 0.2 * packets
+    entered, _, packets = entries(cfg)  # sent and received
+    assert packets > 10_000
+    assert entered["guest"] < 0.1 * packets and entered["app"] < 0.1 * packets
 
 
 def test_a_copy_mode_receiver_spins_past_the_hosts_used_rx_entries():
@@ -312,22 +282,20 @@ def test_a_copy_mode_receiver_spins_past_the_hosts_used_rx_entries():
     _app_next_change). It was entered 3.6 times per packet, one poll at a time."""
     cfg = RunConfig(device="virtio-net", mode="copy").replace(**{
         "workload.kind": "rxdrop", "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
-    packets = run(cfg).counters["rx_packets"] * 0.002 / 0.0015  # warm-up's too
-    assert packets > 5_000
-    assert _entries(cfg, DEVICES["virtio-net"].kernel.APP)[1] < 0.3 * packets
+    entered, _, packets = entries(cfg)
+    assert packets > 5_000 and entered["app"] < 0.3 * packets
 
 
 def test_a_guest_pmd_replays_its_empty_bursts():
     """virtio-net pmd with vhost-net: testpmd io forwarding polls far faster than vhost-net
     fills its RX ring; an empty burst reads only the host's used entries (RX's: TX is cleaned
     up only when there is something to send), so it is replayed up to the next one stamped
-    ahead. It was entered 4.8 times per packet, one burst at a time."""
+    ahead. It was entered 4.8 times per packet sent or received, one burst at a time."""
     cfg = RunConfig(device="virtio-net", mode="pmd").replace(**{
         "workload.kind": "l2fwd", "virtio.host": "vhost-net", "workload.duration_s": 0.002,
         "workload.warmup_s": 0.0005})
-    packets = run(cfg).counters["rx_packets"] * 0.002 / 0.0015  # warm-up's too
-    assert packets > 2_000
-    assert _entries(cfg, DEVICES["virtio-net"].kernel.PMD)[1] < packets
+    entered, _, packets = entries(cfg)
+    assert packets > 5_000 and entered["pmd"] < packets
 
 
 T0 = 10**9  # when the replayed poll starts (virtual time units)
