@@ -9,7 +9,8 @@ core). For a change to one kernel the most reliable reading on the development V
 
 Per case: the best CPU time of each side and their ratio, and the median of the run-by-run
 ratios (old / new: above 1, this tree is faster); the two sides take turns to run first. The
-copy is kept under ``~/.cache/xskbench_b/<hash of its sources and data>``, but its compiled
+copy is kept under ``~/.cache/xskbench_b/<hash of its sources and data>`` (the ``KEEP`` used
+last; older ones are removed), but its compiled
 kernels go where this process's numba cache is (``NUMBA_CACHE_DIR``, keyed by this tree's
 sources, set by the first ``import xskbench``): after an edit here, both sides compile again.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 NAME = "xskbench_b"
+KEEP = 4  # copies kept under ~/.cache/NAME: the ones used last
 
 
 def other(tree, into=None):
@@ -38,6 +40,9 @@ def other(tree, into=None):
         for p in sorted([*src.rglob("*.py"), *(Path(tree) / "data").rglob("*.*")]):
             h.update(p.read_bytes())
         into = Path.home() / ".cache" / NAME / h.hexdigest()[:16]
+        if into.is_dir():
+            into.touch()  # used now: pruned last
+        prune(into.parent, KEEP - 1)  # room for this one
     into = Path(into)
     if not (into / NAME).is_dir():
         into.parent.mkdir(parents=True, exist_ok=True)
@@ -49,6 +54,16 @@ def other(tree, into=None):
         tmp.rename(into)  # whole or not at all
     sys.path.insert(0, str(into))
     return importlib.import_module(NAME)
+
+
+def prune(root, keep):
+    """Remove all but the ``keep`` copies under ``root`` used last (their directories' times;
+    half-made ones too, left by an interrupted copy)."""
+    if not root.is_dir():
+        return
+    copies = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for p in copies[:max(len(copies) - keep, 0)]:
+        shutil.rmtree(p, ignore_errors=True)
 
 
 def compare(old, new, cases, duration, reps):

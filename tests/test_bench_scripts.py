@@ -4,10 +4,12 @@ random sweep saves the configurations whose fast-forward differs; ab.py and ab_i
 compare two trees; quantum_parts.py times the steps of an idle host poll on a real arena;
 entries_grid.py counts each context's engine entries per packet over a grid."""
 import json
+import os
 import subprocess
 import sys
 
 import ab
+import ab_inproc
 import bench
 import entries_grid
 import ff_grid
@@ -106,6 +108,14 @@ def test_ab_runs_the_tree_it_is_given_not_this_one(tmp_path):
     bad = subprocess.run([sys.executable, "-c", probe, bench_dir, str(tmp_path / "elsewhere")],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "imported xskbench from" in bad.stderr
+
+
+def test_ab_inproc_keeps_the_copies_used_last(tmp_path):
+    for age, name in enumerate(["newest", "new", "old", "oldest"]):
+        (tmp_path / name / "xskbench_b").mkdir(parents=True)
+        os.utime(tmp_path / name, (1e9 - age, 1e9 - age))
+    ab_inproc.prune(tmp_path, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "newest"]
 
 
 def test_ab_inproc_imports_the_other_tree_renamed_beside_this_one(tmp_path):
