@@ -303,7 +303,7 @@ def _app_lockstep(m, cc, cb):
     if (m[H_NO_REPLAY] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0
             or c_loop + c_peek <= 0):
         return
-    hzn, end, lim = lockstep_bounds(m, APP)  # tun parks no one: spin_until's horizon too
+    hzn, end, lim = lockstep_bounds(m, APP)  # no spinner watches it: spin_until's horizon too
     cq, tx, batch = m[H_CQ], m[H_TX], m[H_BATCH]
     t = m[H_NOW] + m[H_QACC]
     quanta = polls = refreshed = charged = idle_cycles = start = length = moved = 0
