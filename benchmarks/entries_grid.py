@@ -1,7 +1,9 @@
-"""Where a polling context is entered once per packet or more: engine entries per packet moved,
-per context, over every device x mode x workload and the knobs that decide who polls whom
-(virtio-net wakeup and host; tun peer, guest and zero-copy version; veth peer and batching;
-busy poll and need_wakeup everywhere), 1 ms emulated each.
+"""Engine entries per packet moved, per context, over a grid of configurations.
+
+Where is a polling context entered once per packet or more? Every device x mode x workload
+and the knobs that decide who polls whom (virtio-net wakeup and host; tun peer, guest and
+zero-copy version; veth peer and batching; busy poll and need_wakeup everywhere), 1 ms
+emulated each.
 
     .venv/bin/python benchmarks/entries_grid.py               # rows above 0.5 entries/packet
     .venv/bin/python benchmarks/entries_grid.py --device tun --above 0
