@@ -33,16 +33,14 @@ KEEP = 4  # copies kept under ~/.cache/NAME: the ones used last
 def other(tree, into=None):
     """``tree``'s package copied into ``into`` as ``NAME`` (every ``xskbench`` renamed, its
     data beside it) and imported. By default ``into`` is kept, keyed by a hash of the tree's
-    sources and data (copied once)."""
+    sources and data (copied once), beside the ``KEEP - 1`` other copies used last."""
     src = Path(tree) / "xskbench"
-    if into is None:
+    cached = into is None
+    if cached:
         h = hashlib.sha1()
         for p in sorted([*src.rglob("*.py"), *(Path(tree) / "data").rglob("*.*")]):
             h.update(p.read_bytes())
         into = Path.home() / ".cache" / NAME / h.hexdigest()[:16]
-        if into.is_dir():
-            into.touch()  # used now: pruned last
-        prune(into.parent, KEEP - 1)  # room for this one
     into = Path(into)
     if not (into / NAME).is_dir():
         into.parent.mkdir(parents=True, exist_ok=True)
@@ -52,16 +50,20 @@ def other(tree, into=None):
         for p in (tmp / NAME).rglob("*.py"):
             p.write_text(re.sub(r"\bxskbench\b", NAME, p.read_text()))
         tmp.rename(into)  # whole or not at all
+    if cached:
+        into.touch()  # used now: the last to go
+        prune(into.parent, KEEP)
     sys.path.insert(0, str(into))
     return importlib.import_module(NAME)
 
 
 def prune(root, keep):
     """Remove all but the ``keep`` copies under ``root`` used last (their directories' times;
-    half-made ones too, left by an interrupted copy)."""
+    half-made ones too, left by an interrupted copy: ``tmp*``); nothing else there."""
     if not root.is_dir():
         return
-    copies = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    copies = sorted((p for p in root.iterdir() if (p / NAME).is_dir() or p.name.startswith("tmp")),
+                    key=lambda p: p.stat().st_mtime)
     for p in copies[:max(len(copies) - keep, 0)]:
         shutil.rmtree(p, ignore_errors=True)
 

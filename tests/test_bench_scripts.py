@@ -114,8 +114,10 @@ def test_ab_inproc_keeps_the_copies_used_last(tmp_path):
     for age, name in enumerate(["newest", "new", "old", "oldest"]):
         (tmp_path / name / "xskbench_b").mkdir(parents=True)
         os.utime(tmp_path / name, (1e9 - age, 1e9 - age))
+    (tmp_path / "numba").mkdir()  # not a copy: left alone
+    os.utime(tmp_path / "numba", (1, 1))
     ab_inproc.prune(tmp_path, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "newest"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "newest", "numba"]
 
 
 def test_ab_inproc_imports_the_other_tree_renamed_beside_this_one(tmp_path):

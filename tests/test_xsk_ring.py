@@ -98,15 +98,22 @@ class RingMachine(RuleBasedStateMachine):
 
     @rule(consumer=st.booleans(), spec=COUNTS)
     def probe(self, consumer, spec):
-        """prod_nb_free / cons_nb_avail on their own (they move the cached views too)."""
+        """prod_nb_free / cons_nb_avail on their own (they move the cached views too), each
+        after its pure twin (cons_would_see / prod_would_free: the same answer, nothing
+        refreshed or counted)."""
         n = self._n(spec)
+        before = self.m.copy()
         if consumer:
+            would = xr.cons_would_see(self.m, OFF, n, self.tc)
+            assert (self.m == before).all()
             got = xr.cons_nb_avail(self.m, OFF, n, self.tc)
-            assert got == self.ref.cons_nb_avail(n, self.tc)
+            assert got == self.ref.cons_nb_avail(n, self.tc) == would
             assert got == min(n, self._true_avail())
         else:
+            would = xr.prod_would_free(self.m, OFF, n, self.tp)
+            assert (self.m == before).all()
             got = xr.prod_nb_free(self.m, OFF, n, self.tp)
-            assert got == self.ref.prod_nb_free(n, self.tp)
+            assert got == self.ref.prod_nb_free(n, self.tp) == would
             assert min(n, self._true_free()) <= got <= self._true_free()
 
     # --- producer ------------------------------------------------------------------------

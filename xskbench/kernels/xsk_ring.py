@@ -193,22 +193,22 @@ def prod_cancel(m, o, n):
 
 
 # --- consumer side ------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def cons_avail_cached(m, o):
+    """Entries the consumer's cached view of the producer has ready (no refresh)."""
+    return (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
+
+
 @njit(cache=True)
 def cons_nb_avail(m, o, n, now):
     """xskq_cons_nb_entries: entries ready, refreshing cached_prod only if fewer than ``n``."""
     avail = cons_avail_cached(m, o)
     if avail < n:
         moved = _refresh(m, o, R_CCPROD, _prod_word(m, o, now))
-        avail = (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
+        avail = cons_avail_cached(m, o)
         if moved and avail >= n:
             unsteady(m)
     return min(avail, n)
-
-
-@njit(cache=True, inline="always")
-def cons_avail_cached(m, o):
-    """Entries the consumer's cached view of the producer has ready (no refresh)."""
-    return (m[ix(o + R_CCPROD)] - m[ix(o + R_CCCONS)]) & M32
 
 
 @njit(cache=True)
