@@ -158,12 +158,14 @@ def arenas(cfg, fast_forward=True):
     return machs, cc, cb
 
 
-def entries(cfg):
+def entries(cfg, before=None):
     """``cfg`` emulated as ``run_chunk`` runs it, its loop in Python: for each context, how
     often its quantum was entered and how many quanta it ran (the round-robin sequence counts
     them: a replayed idle spin adds none, a device's lockstep runs several per entry); and
     the packets every queue moved (received, transmitted, a guest's received; warm-up
-    included). Returns ({context name: entries}, {context name: quanta}, packets)."""
+    included). Returns ({context name: entries}, {context name: quanta}, packets).
+    ``before(q, mach, name)``, if given, is called before each entry (the queue, its machine,
+    the context's name); True from it stops the run there."""
     from collections import Counter
 
     from xskbench import queues, stats
@@ -175,22 +177,30 @@ def entries(cfg):
     M, OFF = queues.arenas(machs, cfgs[0])
     entered, ran = Counter(), Counter()
     names = [c.name for c in machs[0].contexts]
-    while (pick := loop.pick(M, OFF))[1] >= 0:
-        q, c = pick
-        m = M[OFF[q]:OFF[q + 1]]
-        seq = int(m[H_SEQ])
-        loop.begin(m, c)
+
+    def enter(q, m, c):
+        if before is not None and before(q, machs[q], names[c]):
+            raise StopIteration
         dev.kernel.quantum(m, cc, cb, c)
         entered[names[c]] += 1
-        hzn = loop.fold(m, c, -1)
-        while hzn >= 0:
-            dev.kernel.quantum(m, cc, cb, c)
-            entered[names[c]] += 1
-            hzn = loop.fold(m, c, hzn)
-        loop.finish(m, c)
-        loop.sample(m)
-        loop.share(M, OFF, q, c)
-        ran[names[c]] += int(m[H_SEQ]) - seq
+
+    try:
+        while (pick := loop.pick(M, OFF))[1] >= 0:
+            q, c = pick
+            m = M[OFF[q]:OFF[q + 1]]
+            seq = int(m[H_SEQ])
+            loop.begin(m, c)
+            enter(q, m, c)
+            hzn = loop.fold(m, c, -1)
+            while hzn >= 0:
+                enter(q, m, c)
+                hzn = loop.fold(m, c, hzn)
+            loop.finish(m, c)
+            loop.sample(m)
+            loop.share(M, OFF, q, c)
+            ran[names[c]] += int(m[H_SEQ]) - seq
+    except StopIteration:  # ``before`` ended the run
+        pass
     moved = (stats.RX_PACKETS, stats.TX_PACKETS, stats.GUEST_RX_PACKETS)
     packets = sum(int(mach.m[mach.m[H_CNT] + s]) for mach in machs for s in moved)
     return entered, ran, packets

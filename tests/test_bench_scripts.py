@@ -13,7 +13,9 @@ import ab_inproc
 import bench
 import entries_grid
 import ff_grid
+import numpy as np
 import perf_profile
+import periodicity
 import pytest
 import quantum_parts
 
@@ -82,6 +84,28 @@ def test_entries_grid_counts_every_contexts_entries_of_the_engines_quanta():
     assert set(entered) == {"app", "napi"} and packets > 1_000
     assert sum(ran.values()) == bench.quanta(cfg)  # the quanta run_chunk runs, counted apart
     assert entered == ran  # null runs no polls of its own at once (a lockstep): one each
+
+
+def test_periodicity_finds_a_period_only_where_the_increments_repeat():
+    ramp = np.arange(30)[:, None] * np.array([[5, 0, 1]])  # clocks and counters, linear
+    pattern = np.array([0, 2, 7])[np.arange(30) % 3][:, None]  # a state of period 3
+    S = np.hstack([ramp, pattern])
+    assert periodicity.repeats(S, 3).all() and not periodicity.repeats(S, 2).any()
+    assert periodicity.longest_run(periodicity.repeats(S, 6)) == 30 - 12
+    S[20, 3] += 1  # one disturbance breaks the windows that span it
+    ok = periodicity.repeats(S, 3)
+    assert not ok[[14, 17, 20]].any() and periodicity.longest_run(ok) == 14
+
+
+def test_periodicity_samples_the_books_and_finds_null_txonly_quasi_periodic(capsys):
+    # the README's finding (Performance): the application's loop, NAPI's poll and the wire
+    # do not share a period; a whole-machine fast-forward would jump a few periods at most
+    periodicity.main(["--skip", "300", "--entries", "400"])
+    out = capsys.readouterr().out
+    assert "400 entries of 'app' sampled" in out
+    rows = [line.split() for line in out.splitlines()[2:]]
+    assert [int(r[0]) for r in rows] == [lag for lag in periodicity.LAGS if 2 * lag < 400]
+    assert all(int(r[2]) < 50 for r in rows)  # longest runs of repeating windows
 
 
 def test_ab_compares_two_trees_case_by_case(capsys):
