@@ -192,13 +192,11 @@ def app_fill(m, cc, cb):
     charge(m, cc, cb, op.RING_RESERVE, 1, 0)
     # pop the free stack's top, write the slot, own(): header words in locals (stores to the
     # arena might alias them)
-    ab, lb, mask = geometry(m, fq)
+    ab, _, mask = geometry(m, fq)  # a fill entry is an address alone: its length stays 0
     owner, stk, shift, top = m[H_OWN], m[H_APPSTK], m[H_FRAME_SHIFT], n - 1
     for i in range(k):
         addr = m[ix(stk + top - i)]
-        j = (idx + i) & mask
-        m[ix(ab + j)] = addr
-        m[ix(lb + j)] = 0
+        m[ix(ab + ((idx + i) & mask))] = addr
         m[ix(owner + (addr >> shift))] = OWN_FQ
     m[H_APPSTK_N] = n - k
     prod_submit(m, fq, now(m))
@@ -224,18 +222,21 @@ def reap(m, k, idx, t):
     cq = m[H_CQ]
     ab, _, mask = geometry(m, cq)
     fts, owner, stk, n0 = m[H_FTS], m[H_OWN], m[H_APPSTK], m[H_APPSTK_N]
-    t0, b = -1, 0  # a batch's frames share the time they were written: one bin for them
+    # a batch's frames share the time they were written: one bin, counted once per run
+    t0, b, nb = -1, 0, 0
     single, lat, shift = m[H_NSEG] == 1, m[H_LAT], m[H_FRAME_SHIFT]
     for i in range(k):
         addr = m[ix(ab + ((idx + i) & mask))]
         f = addr >> shift
         if single or ends_packet(m, idx + i):  # descriptor written → completion reaped
             if m[ix(fts + f)] != t0:
-                t0 = m[ix(fts + f)]
+                m[ix(lat + b)] += nb
+                t0, nb = m[ix(fts + f)], 0
                 b = latency_bin(t - t0)
-            m[ix(lat + b)] += 1
+            nb += 1
         m[ix(stk + n0 + i)] = addr
         m[ix(owner + f)] = OWN_APP
+    m[ix(lat + b)] += nb
     m[H_APPSTK_N] = n0 + k
     if k:
         cons_release(m, cq, t)
@@ -636,15 +637,13 @@ def zc_tx_peek_batch(m, cc, cb, n):
     ck, cidx = prod_reserve(m, cq, k, now(m))
     scr, hr, owner, shift = m[H_SCR], m[H_HEADROOM], m[H_OWN], m[H_FRAME_SHIFT]
     tab, tlb, tmask = geometry(m, tx)
-    cab, clb, cmask = geometry(m, cq)
+    cab, _, cmask = geometry(m, cq)  # a completion is an address alone (length stays 0)
     for i in range(k):
         j = (idx + i) & tmask
         addr = m[ix(tab + j)]
         m[ix(scr + 2 * i)] = addr
         m[ix(scr + 2 * i + 1)] = m[ix(tlb + j)]
-        c = (cidx + i) & cmask
-        m[ix(cab + c)] = addr - hr
-        m[ix(clb + c)] = 0
+        m[ix(cab + ((cidx + i) & cmask))] = addr - hr
         m[ix(owner + (addr >> shift))] = OWN_DEV
     cons_release(m, tx, now(m))
     m[H_PROGRESS] += k
