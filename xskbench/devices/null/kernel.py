@@ -78,10 +78,6 @@ CONTEXTS = ("app", "napi")  # context ids in this order (setup builds them by th
 APP, NAPI = range(len(CONTEXTS))
 
 
-def dev_words(cap):
-    return 2 * cap + 3 * cap
-
-
 # --- the NIC ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def wire_time(ln, line_gap, byte_gap):
@@ -94,7 +90,8 @@ def wire_time(ln, line_gap, byte_gap):
 def _post_tx(m, scr, n, t):
     """Hand ``n`` descriptors (addr, len pairs from ``scr``) to the wire: a packet of
     H_NSEG descriptors (one per buffer) holds the wire once for its whole length, and its
-    descriptors are done together when the wire has sent it."""
+    descriptors are done together when the wire has sent it. The NIC's TX ring keeps when
+    each is done, not its address: its completion slot holds that already."""
     mask, nseg, txq = m[D_CAP] - 1, m[H_NSEG], m[D_TXQ]
     # the wire and the queue's head in locals: stores to the arena might alias header words
     free, head, line_gap, byte_gap = m[D_WIRE_FREE], m[D_TX_HEAD], m[D_LINE_GAP], m[D_BYTE_GAP]
@@ -106,9 +103,7 @@ def _post_tx(m, scr, n, t):
                 ln += m[ix(scr + 2 * j + 1)]
             free = max(t, free) + wire_time(ln, line_gap, byte_gap)
             end = i + nseg
-        slot = txq + 2 * (head & mask)
-        m[ix(slot)] = m[ix(scr + 2 * i)]
-        m[ix(slot + 1)] = free
+        m[ix(txq + (head & mask))] = free
         head += 1
     m[D_WIRE_FREE], m[D_TX_HEAD] = free, head
 
@@ -147,7 +142,7 @@ def _rx_arrivals(m, t):
 def _tx_next_done(m):
     """When the oldest transmit in flight is done on the wire (INF: none)."""
     if m[D_TX_TAIL] < m[D_TX_HEAD]:
-        return m[ix(m[D_TXQ] + 2 * (m[D_TX_TAIL] & (m[D_CAP] - 1)) + 1)]
+        return m[ix(m[D_TXQ] + (m[D_TX_TAIL] & (m[D_CAP] - 1)))]
     return INF
 
 
@@ -189,7 +184,7 @@ def poll(m, cc, cb, budget):
     # a packet's descriptors finish together: reaping never stops inside one
     tail, head, txq, nseg = m[D_TX_TAIL], m[D_TX_HEAD], m[D_TXQ], m[H_NSEG]
     while tail < head and (done < budget or tail % nseg):
-        if m[ix(txq + 2 * (tail & (cap - 1)) + 1)] > t:
+        if m[ix(txq + (tail & (cap - 1)))] > t:
             break
         tail += 1
         done += 1

@@ -15,7 +15,7 @@ def setup(cfg, hz, cc, cb):
         Context("app", n.app_cpu),
         Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd", host=True)])
     mach = build(cfg, hz, contexts, extra_labels={"sys": n.app_cpu},
-                 dev_words={"null_txq": 2 * n.ring_size, "null_rxq": 3 * n.ring_size})
+                 dev_words={"null_txq": n.ring_size, "null_rxq": 3 * n.ring_size})
     m = mach.m
     mc_per_s = hz * MC
     rate = cfg.workload.rate_pps
