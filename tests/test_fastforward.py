@@ -253,26 +253,12 @@ def test_the_ovs_pmd_runs_its_polls_between_vhosts_completions_at_once():
     """tun zero-copy txonly: vhost completes one descriptor at a time, and the OVS PMD,
     waiting for room for its batch, reaps each in a poll of its own and replays the empty
     polls between; after a poll that reaped and sent nothing, the next plain ones run at
-    once (afxdp.txonly_lockstep): the application's quantum is entered for a few of its
-    quanta (all of them before), with the same quanta and bytes (the tests above)."""
+    once (tun._app_lockstep): the application's quantum is entered for a few of its quanta
+    (all of them before), with the same quanta and bytes (the tests above)."""
     cfg = RunConfig(device="tun", mode="zerocopy").replace(**{
         "workload.duration_s": 0.002, "workload.warmup_s": 0.0005})
     entered, ran, _ = entries(cfg)
     assert ran["app"] > 10_000 and entered["app"] < 0.1 * ran["app"]
-
-
-def test_a_sender_ahead_of_the_wire_runs_its_reaping_polls_at_once():
-    """null zero-copy txonly: TX stays full ahead of the wire; each NAPI poll publishes
-    completions and then frees TX slots a little later, so xdpsock spins, reaps, spins and
-    sends per batch. After a quantum that moved something, the polls that reap and wait run
-    at once (afxdp.txonly_lockstep, the last idle one parked as idle_spin parks it): three
-    entries per batch of the same four quanta (four before), the same bytes (the tests
-    above)."""
-    cfg = RunConfig(device="null", mode="zerocopy").replace(**{
-        "workload.duration_s": 0.001, "workload.warmup_s": 0.0002})
-    entered, ran, packets = entries(cfg)
-    assert packets > 50_000 and ran["app"] > packets / 32
-    assert entered["app"] < 0.8 * ran["app"]
 
 
 def test_a_polling_guest_parks_while_vhost_has_published_nothing_new():

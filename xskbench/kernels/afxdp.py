@@ -10,24 +10,11 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from .. import ops as op
 from .. import stats as st
-from .engine import (
-    as_last_idle_log,
-    book,
-    charge,
-    count,
-    cx,
-    folded,
-    lockstep_bounds,
-    now,
-    replays,
-    stir,
-    wake,
-)
+from .engine import charge, count, cx, now, stir, wake
 from .faults import fill_edge, fill_held, fill_stopped, offered_clock, offered_time
 from .jit import ix, njit
 from .layout import (
     CX_SCHED,
-    CX_STALL,
     H_APPSTK,
     H_APPSTK_N,
     H_BATCH,
@@ -42,7 +29,6 @@ from .layout import (
     H_HEADROOM,
     H_LAT,
     H_NEEDWAKE,
-    H_NO_REPLAY,
     H_NOW,
     H_NREFRESH,
     H_NSEG,
@@ -52,7 +38,6 @@ from .layout import (
     H_POOL,
     H_POOL_N,
     H_PROGRESS,
-    H_QACC,
     H_QREFRESH,
     H_RX,
     H_SCR,
@@ -88,7 +73,6 @@ from .xsk_ring import (
     cons_cancel,
     cons_peek,
     cons_release,
-    cons_would_see,
     free_at,
     geometry,
     needs_wakeup,
@@ -98,7 +82,6 @@ from .xsk_ring import (
     prod_reserve,
     prod_submit,
     prod_submit_n,
-    prod_would_free,
     ring_addr,
     ring_len,
     ring_write,
@@ -326,72 +309,6 @@ def _tx_wants_kick(m):
     so every iteration with outstanding TX costs a sendto), always when busy polling (the
     syscall drives NAPI), else only when the driver set the TX ring's need_wakeup flag."""
     return m[H_NEEDWAKE] == 0 or m[H_BUSYPOLL] != 0 or needs_wakeup(m, m[H_TX])
-
-
-@njit(cache=True)
-def txonly_lockstep(m, cc, cb, app, parks):
-    """A zero-copy tx_only sender's next polls after one that moved something (no set rate,
-    one buffer per packet, no kick: its caller checked), run here at once while each is one
-    the engine would fold (it starts before the horizon, the next ring sample, the end of
-    warm-up) and a plain one: it reaps what the driver completed by its look and finds no
-    room for its batch on TX, so it neither sends nor kicks; an empty one is replayed as
-    spin_until replays it and, if context ``app``'s idle spins park (``parks``,
-    engine.idle_spin), the last one is parked as idle_spin parks it. The poll that sends
-    runs as a quantum of its own. A driver that completes in small batches (tun's vhost: one
-    descriptor at a time, each stamped; null's NAPI: reap then TX release, apart in time)
-    leaves the sender two or more such polls per batch it sends. Each poll here is its ring
-    work and a few sums, the books are kept once for all of them (engine.folded), the same
-    as quantum by quantum."""
-    c_loop, c_peek, c_ref = cc[op.APP_LOOP], cc[op.RING_PEEK], cc[op.RING_REFRESH]
-    if (m[H_NO_REPLAY] or m[H_NSEG] != 1 or cx(m, app, CX_STALL) > 0
-            or c_loop + c_peek <= 0):
-        return
-    hzn, end, lim = lockstep_bounds(m, app)
-    cq, tx, batch = m[H_CQ], m[H_TX], m[H_BATCH]
-    t = m[H_NOW] + m[H_QACC]
-    quanta = polls = refreshed = charged = idle_cycles = start = length = moved = 0
-    idle = prev_idle = False
-    park = -1
-    while t < lim and m[H_OUTSTANDING] > 0:
-        look = t + c_loop  # the completion ring's read; TX's after the peek's charge
-        k = cons_would_see(m, cq, batch, look)
-        n = min(batch, m[H_APPSTK_N] + k)
-        if n == 0 or prod_would_free(m, tx, n, look + c_peek) >= n:
-            break  # nothing to send, or the batch fits: it sends (and kicks)
-        if idle:  # the quantum before this poll ends: an idle one's cycles are idle
-            idle_cycles += length
-        before = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)]
-        k, idx = cons_peek(m, cq, batch, look)
-        reap(m, k, idx, look + c_peek)
-        prod_nb_free(m, tx, n, look + c_peek)
-        r = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)] - before
-        q = c_loop + c_peek + r * c_ref
-        reps = 0
-        park = -1
-        # an empty one's log: its loop, the completion ring's peek, the TX-full count and
-        # its ring refreshes (charge_refreshes), as app_iteration charges them
-        if k == 0 and as_last_idle_log(m, app, q, (
-                (op.APP_LOOP, 1), (op.RING_PEEK, 1), (-1 - st.TX_FULL_POLLS, 1),
-                (op.RING_REFRESH, r)), 4 if r else 3):
-            seen = app_next_change_at(m, t)
-            reps = max(replays(t, q, c_loop + c_peek, hzn, seen, end), 0)
-            if parks:  # idle_spin: its poll that could first see ``seen``
-                park = max(seen - q, 1)
-        prev_idle, idle = idle, k == 0
-        start, moved, length = t, k, q * (1 + reps)
-        quanta += 1
-        polls += 1 + reps
-        refreshed += r
-        charged += r * (1 + reps)
-        t += length
-    if quanta == 0:
-        return
-    book(m, cc, cb, op.APP_LOOP, polls, 0)
-    book(m, cc, cb, op.RING_PEEK, polls, 0)
-    book(m, cc, cb, op.RING_REFRESH, charged, 0)
-    count(m, st.TX_FULL_POLLS, polls)
-    m[H_NREFRESH] += refreshed  # charged here, as each poll's charge_refreshes would
-    folded(m, app, quanta, start, length, moved, idle, prev_idle, idle_cycles, park)
 
 
 @njit(cache=True)

@@ -41,7 +41,6 @@ from xskbench.kernels.layout import (
     H_FQ,
     H_FRAME_SHIFT,
     H_FTS,
-    H_GAP,
     H_HEADROOM,
     H_NEEDWAKE,
     H_NEXT_ARR,
@@ -55,7 +54,6 @@ from xskbench.kernels.layout import (
     H_QLABEL,
     H_RX,
     H_SCR,
-    H_TX,
     H_WORKLOAD,
     H_ZC,
     INF,
@@ -66,7 +64,6 @@ from xskbench.kernels.xsk_ring import (
     cons_avail_cached,
     cons_peek,
     geometry,
-    needs_wakeup,
     prod_free_cached,
     prod_reserve,
 )
@@ -427,12 +424,6 @@ def app_quantum(m, cc, cb):
             seen = min(seen, _nic_next_change(m))
         idle_spin(m, cc, cb, APP, seen)
     wake(m, APP, now(m))  # xdpsock spins
-    # tx_only, the ring full ahead of the wire: NAPI's reap and TX release leave the sender
-    # polls that reap and wait, none kicking while the driver keeps TX's need_wakeup clear
-    if (kick == 0 and m[H_PROGRESS] != progress and m[H_ZC] and m[H_WORKLOAD] == WL_TXONLY
-            and m[H_GAP] == 0 and m[H_NEEDWAKE] and not m[H_BUSYPOLL]
-            and not needs_wakeup(m, m[H_TX])):
-        afxdp.txonly_lockstep(m, cc, cb, APP, True)
 
 
 @njit(cache=True)

@@ -54,17 +54,22 @@ from xskbench import ops as op
 from xskbench import stats as st
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
+    as_last_idle_log,
+    book,
     charge,
     count,
     cx,
     cx_set,
     delay,
+    folded,
     horizon,
     idle_spin,
+    lockstep_bounds,
     napi_complete,
     napi_enter,
     napi_schedule,
     now,
+    replays,
     spin_until,
     switch_label,
     wake,
@@ -76,16 +81,24 @@ from xskbench.kernels.layout import (
     CX_CPU,
     CX_READY,
     CX_SCHED,
+    CX_STALL,
     DEV_BASE,
     H_APPSTK_N,
+    H_BATCH,
     H_CPULAST,
     H_CQ,
     H_FLEN,
     H_GAP,
     H_HEADROOM,
+    H_NO_REPLAY,
+    H_NOW,
+    H_NREFRESH,
+    H_NSEG,
+    H_OUTSTANDING,
     H_OWN,
     H_PKTLEN,
     H_PROGRESS,
+    H_QACC,
     H_QLABEL,
     H_SCR,
     H_SENT_SEQ,
@@ -107,11 +120,14 @@ from xskbench.kernels.ptr_ring import (
     ptr_ring_produce,
 )
 from xskbench.kernels.xsk_ring import (
+    R_REFRESH,
     cons_peek,
     cons_release,
+    cons_would_see,
     prod_nb_free,
     prod_reserve,
     prod_submit_n,
+    prod_would_free,
     ring_addr,
     ring_entries,
     ring_len,
@@ -270,7 +286,65 @@ def app_quantum(m, cc, cb):
     wake(m, APP, now(m))  # the PMD spins
     if (ovs and m[H_ZC] and gap == 0 and kick == 0 and m[H_WORKLOAD] == WL_TXONLY
             and m[H_PROGRESS] != progress and m[H_SENT_SEQ] == sent):
-        afxdp.txonly_lockstep(m, cc, cb, APP, False)
+        _app_lockstep(m, cc, cb)
+
+
+@njit(cache=True)
+def _app_lockstep(m, cc, cb):
+    """The OVS PMD's next polls after one that reaped completions and sent nothing (zero
+    copy, txonly, no set rate), run here at once while each is one the engine would fold (it
+    starts before the horizon, the next ring sample, the end of warm-up) and a plain one: it
+    reaps what vhost completed by its look and finds no room for its batch on TX, so it
+    neither sends nor kicks; an empty one is replayed as spin_until replays it. vhost
+    completes one descriptor at a time, each stamped: the PMD polls twice per packet (and
+    replays the empty polls between). Each poll here is its ring work and a few sums, the
+    books are kept once for all of them (engine.folded), the same as quantum by quantum."""
+    c_loop, c_peek, c_ref = cc[op.APP_LOOP], cc[op.RING_PEEK], cc[op.RING_REFRESH]
+    if (m[H_NO_REPLAY] or m[H_NSEG] != 1 or cx(m, APP, CX_STALL) > 0
+            or c_loop + c_peek <= 0):
+        return
+    hzn, end, lim = lockstep_bounds(m, APP)  # no spinner watches it: spin_until's horizon too
+    cq, tx, batch = m[H_CQ], m[H_TX], m[H_BATCH]
+    t = m[H_NOW] + m[H_QACC]
+    quanta = polls = refreshed = charged = idle_cycles = start = length = moved = 0
+    idle = prev_idle = False
+    while t < lim and m[H_OUTSTANDING] > 0:
+        look = t + c_loop  # the completion ring's read; TX's after the peek's charge
+        k = cons_would_see(m, cq, batch, look)
+        n = min(batch, m[H_APPSTK_N] + k)
+        if n == 0 or prod_would_free(m, tx, n, look + c_peek) >= n:
+            break  # nothing to send, or the batch fits: it sends (and kicks)
+        if idle:  # the quantum before this poll ends: an idle one's cycles are idle
+            idle_cycles += length
+        before = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)]
+        k, idx = cons_peek(m, cq, batch, look)
+        afxdp.reap(m, k, idx, look + c_peek)
+        prod_nb_free(m, tx, n, look + c_peek)
+        r = m[ix(cq + R_REFRESH)] + m[ix(tx + R_REFRESH)] - before
+        q = c_loop + c_peek + r * c_ref
+        reps = 0
+        # an empty one's log: its loop, the completion ring's peek, the TX-full count and
+        # its ring refreshes (charge_refreshes), as app_iteration charges them
+        if k == 0 and as_last_idle_log(m, APP, q, (
+                (op.APP_LOOP, 1), (op.RING_PEEK, 1), (-1 - st.TX_FULL_POLLS, 1),
+                (op.RING_REFRESH, r)), 4 if r else 3):
+            seen = afxdp.app_next_change_at(m, t)
+            reps = max(replays(t, q, c_loop + c_peek, hzn, seen, end), 0)
+        prev_idle, idle = idle, k == 0
+        start, moved, length = t, k, q * (1 + reps)
+        quanta += 1
+        polls += 1 + reps
+        refreshed += r
+        charged += r * (1 + reps)
+        t += length
+    if quanta == 0:
+        return
+    book(m, cc, cb, op.APP_LOOP, polls, 0)
+    book(m, cc, cb, op.RING_PEEK, polls, 0)
+    book(m, cc, cb, op.RING_REFRESH, charged, 0)
+    count(m, st.TX_FULL_POLLS, polls)
+    m[H_NREFRESH] += refreshed  # charged here, as each poll's charge_refreshes would
+    folded(m, APP, quanta, start, length, moved, idle, prev_idle, idle_cycles, -1)
 
 
 # --- vhost-net handle_rx --------------------------------------------------------------------
