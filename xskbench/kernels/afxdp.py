@@ -6,13 +6,11 @@ updates it, so the books can be checked at any time. Nothing here knows a device
 call these functions and do their own transmit and receive.
 """
 
-from numba.cpython.unsafe.numbers import leading_zeros
-
 from .. import ops as op
 from .. import stats as st
 from .engine import charge, count, cx, now, stir, wake
 from .faults import fill_edge, fill_held, fill_stopped, offered_clock, offered_time
-from .jit import ix, njit
+from .jit import bit_length, ix, njit
 from .layout import (
     CX_SCHED,
     H_APPSTK,
@@ -167,7 +165,7 @@ def latency_bin(dt):
     else:  # bin = floor(4·log2(cyc)) + 1 from the bit length: no log (nor a call to
         # numba's out-of-line frexp) per packet; cyc = x·2^(e-1) with x in [1, 2), and
         # x >= Q ⇔ cyc >= Q·2^(e-1), exact in floats (scaling by a power of two)
-        e = 64 - leading_zeros(cyc)
+        e = bit_length(cyc)
         p, c = float(1 << (e - 1)), float(cyc)
         b = min(LAT_BINS - 1, 4 * (e - 1) + (c >= Q1 * p) + (c >= Q2 * p) + (c >= Q3 * p) + 1)
     return b

@@ -1,6 +1,9 @@
-"""The one decorator every kernel is compiled with, and the arena index of hot loops."""
+"""The one decorator every kernel is compiled with, the arena index of hot loops, and the
+bit length of a word (one instruction compiled, plain Python under NUMBA_DISABLE_JIT)."""
 import numba
 import numpy as np
+from numba.core.extending import overload
+from numba.cpython.unsafe.numbers import leading_zeros
 
 
 def njit(**options):
@@ -23,3 +26,17 @@ def ix(i):
     two thirds of the instructions (issue #17: 1.2-1.45x per bench row). A wrong index is
     then out of bounds, not wrapped: ``make test-boundscheck`` catches it."""
     return np.uint64(i)
+
+
+def bit_length(x):
+    """Bits of a non-negative integer (``int.bit_length``): what a kernel runs as plain
+    Python (``NUMBA_DISABLE_JIT=1``, to step through it in a debugger)."""
+    return int(x).bit_length()
+
+
+@overload(bit_length, jit_options={"_nrt": False})
+def _bit_length_compiled(x):
+    """Compiled: one count of leading zeros (lzcnt), no loop, no float."""
+    def impl(x):
+        return 64 - leading_zeros(x)
+    return impl
