@@ -9,6 +9,7 @@ import pytest
 
 from xskbench import faults
 from xskbench.config import RunConfig
+from xskbench.machine import Context
 from xskbench.run import run
 
 SHORT = {"workload.duration_s": 0.006, "workload.warmup_s": 0.001}
@@ -65,8 +66,23 @@ def test_any_context_can_be_descheduled_and_a_wrong_name_is_refused():
     res = _run("virtio-net", "zerocopy", **{"workload.kind": "rxdrop", **STALL,
                                             "faults.stall_context": "napi_rx"})
     assert _pps(res) < _pps(base)
+    # refused by the config, before any run, naming the contexts of this device and mode
     with pytest.raises(ValueError, match="faults.stall_context='bogus'.*'host', 'app'.*'guest'"):
-        _run("tun", "copy", **{**STALL, "faults.stall_context": "bogus"})
+        RunConfig(device="tun", mode="copy").replace(**STALL, **{"faults.stall_context": "bogus"})
+    with pytest.raises(ValueError, match="stall_context='vhost'.*mode 'copy' has the contexts "
+                                         "'host', 'app', 'peer'$"):
+        RunConfig(device="tun", mode="copy").replace(**STALL, **{
+            "tun.peer": "fd", "workload.kind": "rxdrop", "faults.stall_context": "vhost"})
+    with pytest.raises(ValueError, match="stall_context='app'.*'pmd' has the contexts 'host', "
+                                         "'pmd'$"):
+        RunConfig(device="virtio-net", mode="pmd").replace(**STALL, **{
+            "faults.stall_context": "app"})
+    # a device whose record does not name its contexts: the run refuses it as it builds them
+    cfg = RunConfig(device="null", mode="zerocopy").replace(**STALL, **{
+        "faults.stall_context": "napi"})
+    with pytest.raises(ValueError, match="stall_context='napi': device 'null' mode 'zerocopy' "
+                                         "has the contexts 'host', 'app'$"):
+        faults.install(np.zeros(4096, dtype=np.int64), 1024, cfg, [Context("app", 0)], 1e12)
 
 
 # --- lost / late / spiked notifications --------------------------------------------------------

@@ -172,6 +172,12 @@ def test_setup_builds_the_contexts_in_the_kernels_order(device, mode):
     cc, cb = prof.arrays(1.0)
     mach = dev.impl.setup(cfg, prof.cpu_ghz * 1e9, cc, cb)
     assert tuple(c.name for c in mach.contexts) == declared_contexts(dev.kernel, mode)
+    # the record names them without building a run (faults.stall_context's config check)
+    assert dev.contexts is None or dev.contexts(cfg) == declared_contexts(dev.kernel, mode)
+    if device == "tun" and mode == "copy":  # a process on the tap fd instead of vhost
+        fd = cfg.replace(**{"tun.peer": "fd"})
+        mach = dev.impl.setup(fd, prof.cpu_ghz * 1e9, cc, cb)
+        assert tuple(c.name for c in mach.contexts) == dev.contexts(fd) == ("app", "peer")
 
 
 def test_the_workloads_are_numbered_as_the_config_names_them():

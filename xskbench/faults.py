@@ -12,7 +12,7 @@ import numpy as np
 
 from .kernels import faults as kf
 from .kernels import layout as L
-from .sections.faults import WINDOWS, active
+from .sections.faults import WINDOWS, active, stall_context_problem
 
 RECOVERY_TOL = 0.10
 RECOVERY_SAMPLES = 4
@@ -37,11 +37,10 @@ def install(m, off, cfg, contexts, mc_per_s):
         # "host": the context the device marks as its backend / peer side (Context.host)
         hit = [i for i, c in enumerate(contexts)
                if (c.host if f.stall_context == "host" else c.name == f.stall_context)]
-        if not hit:
-            names = ", ".join(repr(n) for n in dict.fromkeys(c.name for c in contexts)
-                              if n != "host")  # virtio-net pmd's backend is named host
-            raise ValueError(f"faults.stall_context={f.stall_context!r}: device {cfg.device!r} "
-                             f"mode {cfg.mode!r} has the contexts 'host', {names}")
+        if not hit:  # the config checked it when the device names its contexts
+            raise ValueError(stall_context_problem(cfg, [c.name for c in contexts])
+                             or f"faults.stall_context='host': device {cfg.device!r} marks "
+                             "no context as its host side")
         for i in hit:
             base = m[L.H_CTX] + i * L.CX_N
             m[base + L.CX_STALL], m[base + L.CX_STALL_PER] = window(f.stall_us, f.stall_period_us)

@@ -64,6 +64,9 @@ class Device:
     notify_note: str = ""  # when ``notifies`` depends on more than the mode, say how
     # modes whose driver passes packets longer than one UMEM buffer (xsk.multi_buffer)
     multi_buffer_modes: tuple[str, ...] = ()
+    # the names of a run's contexts for a config (its kernel's ids, in order), so that the
+    # config can check faults.stall_context; None: checked when the run builds them
+    contexts: Callable[[Any], tuple[str, ...]] | None = None
 
     @property
     def section_name(self) -> str:

@@ -86,6 +86,17 @@ def notifying_devices():
                      for d in DEVICES.values() if d.notifies_in_some_mode())
 
 
+def stall_context_problem(cfg, names):
+    """Why ``faults.stall_context`` names no context of a run whose contexts are ``names``
+    ('host' is the one the device marks as its backend), or None when it names one."""
+    f = cfg.faults
+    if f.stall_context == "host" or f.stall_context in names:
+        return None
+    names = ", ".join(repr(n) for n in dict.fromkeys(names) if n != "host")
+    return (f"faults.stall_context={f.stall_context!r}: device {cfg.device!r} mode "
+            f"{cfg.mode!r} has the contexts 'host', {names}")
+
+
 def check(cfg, device):
     """Cross-field checks of the faults section for ``cfg`` on ``device`` (a Device record)."""
     f = cfg.faults
@@ -122,5 +133,9 @@ def check(cfg, device):
         problems.append(f"faults.burst_factor={_fmt(f.burst_factor)}: {where} offers unpaced "
                         "traffic (allowed: a set workload.rate_pps with txonly, not mode pmd; "
                         "or the null NIC's receive arrivals)")
+    if f.stall_us > 0 and device.contexts is not None:
+        problem = stall_context_problem(cfg, device.contexts(cfg))
+        if problem:
+            problems.append(problem)
     if problems:
         raise ValueError("; ".join(problems))

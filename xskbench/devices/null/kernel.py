@@ -13,6 +13,7 @@ socket (xsk.busy_poll) polls all of the queue's work from its syscalls.
 """
 from xskbench import ops as op
 from xskbench import stats as st
+from xskbench.devices.null import CONTEXTS  # the ids: APP, NAPI
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     charge,
@@ -74,7 +75,6 @@ from xskbench.kernels.xsk_ring import (
 ) = range(DEV_BASE, DEV_BASE + 17)  # D_BP: afxdp.BP_WORDS words (busy poll)
 WIRE_OVERHEAD = 4 + 20  # FCS, preamble + start delimiter + inter-frame gap
 BYTE_GAP_SHIFT = 10  # D_BYTE_GAP is the wire time of one byte in millicycles × 2**10
-CONTEXTS = ("app", "napi")  # context ids in this order (setup builds them by these names)
 APP, NAPI = range(len(CONTEXTS))
 
 

@@ -4,6 +4,9 @@ the packets into a guest (tun.peer=vhost), or a process writes and reads the tap
 from ..record import Device
 from .section import TunConfig
 
+CONTEXTS = ("app", "vhost", "guest")  # context ids in this order (setup builds them by name)
+FD_CONTEXTS = ("app", "peer")  # tun.peer=fd: the process on the tap fd takes vhost's id
+
 
 def check(cfg):
     t, kind = cfg.tun, cfg.workload.kind
@@ -36,4 +39,5 @@ DEVICE = Device(
     workloads=("txonly", "rxdrop", "l2fwd"), check=check,
     about="rxdrop and l2fwd with tun.peer='fd' (a process writing the tap fd)",
     host_cpu_fields=("vhost_cpu",),
+    contexts=lambda cfg: FD_CONTEXTS if cfg.tun.peer == "fd" else CONTEXTS,
 )

@@ -52,6 +52,7 @@ descriptor" bug pointed out in review does not happen here.
 """
 from xskbench import ops as op
 from xskbench import stats as st
+from xskbench.devices.tun import CONTEXTS, FD_CONTEXTS  # noqa: F401  (setup, the record)
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     as_last_idle_log,
@@ -141,9 +142,7 @@ from xskbench.kernels.xsk_ring import (
     D_G_USED_AT, D_LLC_PPM, D_VH_RAN, D_FD, D_FD_NATIVE, D_FD_BATCH, D_FD_W, D_FD_R,
     D_FD_POLL,
 ) = range(DEV_BASE, DEV_BASE + 33)
-CONTEXTS = ("app", "vhost", "guest")  # context ids in this order (setup builds them by name)
 APP, VHOST, GUEST = range(len(CONTEXTS))
-FD_CONTEXTS = ("app", "peer")  # tun.peer=fd: the process on the tap fd takes vhost's id
 PEER = VHOST
 TX_BATCH_SIZE = 32  # xsk_generic_xmit: descriptors per sendto
 L4_OFFSET = 34      # Ethernet + IPv4 headers in front of the L4 header

@@ -2,6 +2,8 @@
 from ..record import Device
 from .section import VethConfig
 
+CONTEXTS = ("app", "backlog", "napi", "napi_tx", "sender", "rx_napi")  # ids in this order
+
 
 def check(cfg):
     wl = cfg.workload.kind
@@ -37,4 +39,5 @@ DEVICE = Device(
     check=check,
     # every napi_schedule raises a softirq on a CPU: nothing is delivered that could be lost
     notifies=lambda cfg: False,
+    contexts=lambda cfg: CONTEXTS,
 )

@@ -54,6 +54,7 @@ Packets inside the device are counted, not stored: all skbs of a run have the sa
 """
 from xskbench import ops as op
 from xskbench import stats as st
+from xskbench.devices.veth import CONTEXTS  # the ids, in setup's order
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     charge,
@@ -103,7 +104,6 @@ from xskbench.kernels.xsk_ring import (
 ) = range(DEV_BASE, DEV_BASE + 19)
 MODES = ("udp", "copy", "zerocopy")  # D_MODE values, in this order
 MODE_UDP, MODE_COPY, MODE_ZC = range(len(MODES))
-CONTEXTS = ("app", "backlog", "napi", "napi_tx", "sender", "rx_napi")  # ids in this order
 APP, BACKLOG, PEER, TXNAPI, SENDER, RXNAPI = range(len(CONTEXTS))
 PEERS = ("bridge", "xdp_drop")  # D_PEER values: the RFC's testbed, the measured pair
 PEER_BRIDGE, PEER_XDP_DROP = range(len(PEERS))

@@ -5,6 +5,10 @@ from ..record import Device
 from .section import VirtioConfig
 
 PMD_BURST = 32  # the DPDK virtio PMD's rx burst and rearm threshold (kernel.py)
+# context ids in this order, per mode (setup builds them by these names)
+GUEST_CONTEXTS = ("app", "napi_tx", "napi_tx_local", "napi_rx", "host")
+PMD_CONTEXTS = ("pmd", "host")
+CONTEXTS = {"zerocopy": GUEST_CONTEXTS, "copy": GUEST_CONTEXTS, "pmd": PMD_CONTEXTS}
 
 
 def check(cfg):
@@ -62,4 +66,5 @@ DEVICE = Device(
     modes=("zerocopy", "copy", "pmd"), check=check, multi_buffer_modes=("copy",),
     host_cpu_fields=("host_cpu",), host_cpus_apart=True, notifies=_notifies, paced=_paced,
     notify_note="mode pmd only with virtio.host='vhost-net'",
+    contexts=lambda cfg: CONTEXTS[cfg.mode],
 )

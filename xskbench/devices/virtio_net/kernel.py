@@ -12,6 +12,7 @@ txonly: the host sinks guest TX. rxdrop: the host generates into every free gues
 """
 from xskbench import ops as op
 from xskbench import stats as st
+from xskbench.devices.virtio_net import CONTEXTS, GUEST_CONTEXTS, PMD_CONTEXTS  # noqa: F401
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     book,
@@ -86,10 +87,6 @@ WAKE_LOCAL, WAKE_IPI, WAKE_INLINE = range(len(WAKEUPS))
 HOSTS = ("vhost-user", "vhost-net")
 HOST_USER, HOST_NET = range(len(HOSTS))
 FIELD_ENUMS = {"wakeup": WAKEUPS, "host": HOSTS}  # virtio.<field> -> the kernel's numbering
-# context ids in this order, per mode (setup builds them by these names)
-GUEST_CONTEXTS = ("app", "napi_tx", "napi_tx_local", "napi_rx", "host")
-PMD_CONTEXTS = ("pmd", "host")
-CONTEXTS = {"zerocopy": GUEST_CONTEXTS, "copy": GUEST_CONTEXTS, "pmd": PMD_CONTEXTS}
 APP, TXN, TXL, RXN, HOST = range(len(GUEST_CONTEXTS))
 PMD, PHOST = range(len(PMD_CONTEXTS))
 
