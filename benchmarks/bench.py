@@ -178,9 +178,12 @@ def entries(cfg, before=None):
     entered, ran = Counter(), Counter()
     names = [c.name for c in machs[0].contexts]
 
+    class Stopped(Exception):
+        pass
+
     def enter(q, m, c):
         if before is not None and before(q, machs[q], names[c]):
-            raise StopIteration
+            raise Stopped
         dev.kernel.quantum(m, cc, cb, c)
         entered[names[c]] += 1
 
@@ -199,7 +202,7 @@ def entries(cfg, before=None):
             loop.sample(m)
             loop.share(M, OFF, q, c)
             ran[names[c]] += int(m[H_SEQ]) - seq
-    except StopIteration:  # ``before`` ended the run
+    except Stopped:  # ``before`` ended the run
         pass
     moved = (stats.RX_PACKETS, stats.TX_PACKETS, stats.GUEST_RX_PACKETS)
     packets = sum(int(mach.m[mach.m[H_CNT] + s]) for mach in machs for s in moved)

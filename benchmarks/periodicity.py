@@ -48,16 +48,16 @@ def _words(arena):
 def samples(cfg, context="app", skip=1000, n=2000):
     """The compared words at each of ``n`` entries of ``context`` (the first queue's), after
     ``skip`` entries: an (n, words) array, fewer rows if the run ends first."""
-    rows, seen, idx = [], [0], None
+    rows, seen, idx = [], 0, None
 
     def before(q, mach, name):
-        nonlocal idx
+        nonlocal seen, idx
         if q or name != context:
             return False
         if idx is None:
             idx = _words(mach.arena)
-        seen[0] += 1
-        if seen[0] > skip:
+        seen += 1
+        if seen > skip:
             rows.append(mach.m[idx])
         return len(rows) >= n
 

@@ -6,12 +6,13 @@ from xskbench.kernels import layout as L
 from xskbench.kernels.layout import MC
 from xskbench.machine import Context, build, start_app
 
+from . import CONTEXTS
 from . import kernel as k
 
 
 def setup(cfg, hz, cc, cb):
     n = cfg.null
-    contexts = in_order(k.CONTEXTS, [
+    contexts = in_order(CONTEXTS, [
         Context("app", n.app_cpu),
         Context("napi", n.napi_cpu, softirq=True, ksoftirqd="ksoftirqd", host=True)])
     mach = build(cfg, hz, contexts, extra_labels={"sys": n.app_cpu},

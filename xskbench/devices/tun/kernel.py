@@ -52,7 +52,7 @@ descriptor" bug pointed out in review does not happen here.
 """
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.devices.tun import CONTEXTS, FD_CONTEXTS  # noqa: F401  (setup, the record)
+from xskbench.devices.tun import CONTEXTS  # the ids, in setup's order
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     as_last_idle_log,

@@ -7,6 +7,7 @@ from xskbench.kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
 from xskbench.machine import Context, build, start_app
 from xskbench.queues import llc_miss_ppm, packet_bytes
 
+from . import CONTEXTS, FD_CONTEXTS
 from . import kernel as k
 
 # tun_can_build_skb (x86-64): SKB_DATA_ALIGN(len + TUN_RX_PAD (64) + XDP_PACKET_HEADROOM (256))
@@ -18,10 +19,10 @@ def setup(cfg, hz, cc, cb):
     t = cfg.tun
     fd = t.peer == "fd"
     if fd:
-        contexts = in_order(k.FD_CONTEXTS, [Context("app", t.app_cpu),
+        contexts = in_order(FD_CONTEXTS, [Context("app", t.app_cpu),
                                             Context("peer", t.napi_cpu, host=True)])
     else:
-        contexts = in_order(k.CONTEXTS, [
+        contexts = in_order(CONTEXTS, [
             Context("app", t.app_cpu), Context("vhost", t.vhost_cpu, host=True),
             Context("guest", t.guest_cpu) if t.guest == "pmd" else
             Context("guest", t.guest_cpu, softirq=True, ksoftirqd="guest_ksoftirqd")])

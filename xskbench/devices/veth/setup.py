@@ -6,6 +6,7 @@ from xskbench.kernels.ptr_ring import batch_for, ptr_ring_init, ptr_ring_words
 from xskbench.machine import Context, build, start_app
 from xskbench.queues import llc_miss_ppm, packet_bytes
 
+from . import CONTEXTS
 from . import kernel as k
 
 UDP_GRO_CNT_MAX = 64
@@ -19,7 +20,7 @@ def setup(cfg, hz, cc, cb):
     # veth_xmit's __veth_xdp_flush raises NET_RX on the sending CPU: on the measured pair the
     # peer's NAPI runs where the app's sendto runs (the RFC's testbed states its own CPU)
     peer_cpu = v.app_cpu if xdp_drop else v.napi_cpu
-    contexts = in_order(k.CONTEXTS, [
+    contexts = in_order(CONTEXTS, [
         Context("app", v.app_cpu),
         # the "host" side: whichever context runs the peer's stack in this mode
         Context("backlog", v.app_cpu, softirq=True, ksoftirqd=f"ksoftirqd/{v.app_cpu}",

@@ -12,7 +12,11 @@ txonly: the host sinks guest TX. rxdrop: the host generates into every free gues
 """
 from xskbench import ops as op
 from xskbench import stats as st
-from xskbench.devices.virtio_net import CONTEXTS, GUEST_CONTEXTS, PMD_CONTEXTS  # noqa: F401
+from xskbench.devices.virtio_net import (  # the ids, per mode, in setup's order
+    CONTEXTS,  # noqa: F401  (declared_contexts reads it here)
+    GUEST_CONTEXTS,
+    PMD_CONTEXTS,
+)
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     book,

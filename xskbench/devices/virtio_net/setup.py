@@ -7,6 +7,7 @@ from xskbench.kernels.layout import CX_N, CX_WATCH, H_ARR_END, H_CTX, MC
 from xskbench.kernels.xsk_ring import NEED_WAKEUP, R_FLAGS
 from xskbench.machine import Context, build, start_app
 
+from . import CONTEXTS
 from . import kernel as k
 from . import virtqueue as vq
 
@@ -34,7 +35,7 @@ def setup(cfg, hz, cc, cb):
                             ksoftirqd=f"ksoftirqd/{v.rx_napi_cpu}"),
                     Context("host", hcpu, host=True)]
         extra = {"sys": v.app_cpu}
-    contexts = in_order(k.CONTEXTS[cfg.mode], contexts)
+    contexts = in_order(CONTEXTS[cfg.mode], contexts)
     words = vq.vq_words(v.queue_size)
     mach = build(cfg, hz, contexts, extra_labels=extra,
                  dev_words={"virtio_txq": words, "virtio_rxq": words, "virtio_hscr": 512})
