@@ -2,7 +2,8 @@
 perf_profile.py names numba's jitted functions from their mangled symbols; ff_grid.py's
 random sweep saves the configurations whose fast-forward differs; ab.py and ab_inproc.py
 compare two trees; quantum_parts.py times the steps of an idle host poll on a real arena;
-entries_grid.py counts each context's engine entries per packet over a grid."""
+entries_grid.py counts each context's engine entries per packet over a grid;
+access_profile.py counts the arena words each kernel function reads and writes."""
 import json
 import os
 import subprocess
@@ -106,6 +107,23 @@ def test_periodicity_samples_the_books_and_finds_null_txonly_quasi_periodic(caps
     rows = [line.split() for line in out.splitlines()[2:]]
     assert [int(r[0]) for r in rows] == [lag for lag in periodicity.LAGS if 2 * lag < 400]
     assert all(int(r[2]) < 50 for r in rows)  # longest runs of repeating windows
+
+
+def test_access_profile_counts_the_words_of_the_run_the_compiled_kernels_make():
+    out = subprocess.run([sys.executable, str(bench.REPO / "benchmarks" / "access_profile.py"),
+                          "--case", "null", "zerocopy", "txonly", "--duration", "0.0002"],
+                         capture_output=True, text=True, check=True).stdout
+    head, parts, funcs = out.split("\n\n")
+    words, packets = float(head.split()[3]), int(head.split("(")[1].split()[0])
+    # plain Python moved what the compiled kernels move (the same run, counted)
+    _, _, compiled = bench.entries(bench._config("null", "zerocopy", "txonly", 0.0002))
+    assert packets == compiled > 1000
+    share = {r.rsplit(None, 3)[0].strip(): float(r.rsplit(None, 3)[1])
+             for r in parts.splitlines()[1:]}
+    assert abs(sum(share.values()) - words) < 0.5 and {"engine", "afxdp"} <= set(share)
+    assert 10 < words < 200  # a batch of 64 descriptors per quantum: tens of words each
+    rows = {r.split()[0]: r.split() for r in funcs.splitlines()[1:]}
+    assert rows["app_txonly"][-1] == "afxdp" and rows["book"][-1] == "engine"
 
 
 def test_ab_compares_two_trees_case_by_case(capsys):

@@ -102,6 +102,8 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     mc_per_s = hz * L.MC
     m[L.H_NCPU], m[L.H_NCTX], m[L.H_NLABEL] = ncpu, len(contexts), nl
     m[L.H_NOPS], m[L.H_NCNT] = no, ns
+    # charges made before any quantum (a device's set-up) go to label 0 (engine.set_label)
+    m[L.H_LOPS], m[L.H_LOPB], m[L.H_LBUSY] = m[L.H_OPS], m[L.H_OPB], m[L.H_BUSY]
     m[L.H_END] = round(w.duration_s * mc_per_s)
     m[L.H_WARM] = round(w.warmup_s * mc_per_s)
     m[L.H_NFRAMES], m[L.H_FRAME], m[L.H_HEADROOM] = x.umem_frames, x.frame_size, x.headroom

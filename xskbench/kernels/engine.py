@@ -50,6 +50,9 @@ from .layout import (
     H_IDLELOG,
     H_JITTER_PPM,
     H_LAT,
+    H_LBUSY,
+    H_LOPB,
+    H_LOPS,
     H_NCNT,
     H_NCPU,
     H_NCTX,
@@ -166,7 +169,8 @@ def _open(m, c, t):
     m[H_QMULTI] = 0  # its own label's books only, until switch_label
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
-    m[H_QLABEL] = label
+    if label != m[H_QLABEL]:
+        set_label(m, label)
     m[H_SEQ] += 1
     cx_set(m, c, CX_LAST, m[H_SEQ])
     cx_set(m, c, CX_READY, INF)  # the quantum decides when it runs again
@@ -378,7 +382,17 @@ def switch_label(m, label):
         for lab in range(m[H_NLABEL]):
             m[ix(m[H_QBUSY0] + lab)] = m[ix(m[H_BUSY] + lab)]
         m[ix(m[H_QBUSY0] + m[H_QLABEL])] -= m[H_QACC]
+    set_label(m, label)
+
+
+@njit(cache=True, inline="always")
+def set_label(m, label):
+    """The running quantum charges ``label`` from here (its rows of the books)."""
     m[H_QLABEL] = label
+    row = label * m[H_NOPS]
+    m[H_LOPS] = m[H_OPS] + row
+    m[H_LOPB] = m[H_OPB] + row
+    m[H_LBUSY] = m[H_BUSY] + label
 
 
 @njit(cache=True)
@@ -403,11 +417,12 @@ def book(m, cc, cb, op, n, nbytes):
     """The calls, bytes and cycles of ``n`` calls of ``op`` in the label's books, outside
     the running quantum's length and log (``charge``; quanta a device ran at once,
     ``folded``). Returns the cycles."""
-    base = m[H_QLABEL] * m[H_NOPS] + op
-    m[ix(m[H_OPS] + base)] += n
-    m[ix(m[H_OPB] + base)] += nbytes
-    cost = n * cc[ix(op)] + nbytes * cb[ix(op)]
-    m[ix(m[H_BUSY] + m[H_QLABEL])] += cost
+    m[ix(m[H_LOPS] + op)] += n
+    cost = n * cc[ix(op)]
+    if nbytes:  # most calls move no bytes
+        m[ix(m[H_LOPB] + op)] += nbytes
+        cost += nbytes * cb[ix(op)]
+    m[ix(m[H_LBUSY])] += cost
     return cost
 
 
@@ -661,14 +676,9 @@ def spin_until(m, cc, cb, hzn, seen):
         elif code < 0:
             m[ix(m[H_CNT] - 1 - code)] += n
         else:
-            m[H_QLABEL] = m[ix(base + 3)]
-            o = m[H_QLABEL] * m[H_NOPS] + code
-            m[ix(m[H_OPS] + o)] += n
-            m[ix(m[H_OPB] + o)] += nbytes
-            cost = n * cc[code] + nbytes * cb[code]
-            m[H_QACC] += cost
-            m[ix(m[H_BUSY] + m[H_QLABEL])] += cost
-    m[H_QLABEL] = label
+            set_label(m, m[ix(base + 3)])
+            m[H_QACC] += book(m, cc, cb, code, n, nbytes)
+    set_label(m, label)
     return True
 
 

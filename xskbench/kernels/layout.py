@@ -14,8 +14,8 @@ MC = 1000  # virtual-time units per CPU cycle (millicycles)
 INF = np.int64(2**62)
 M32 = 0xFFFFFFFF
 
-DEV_BASE = 104  # device slots: DEV_BASE .. HDR - 1
-HDR = 192
+DEV_BASE = 112  # device slots: DEV_BASE .. HDR - 1
+HDR = 200
 
 
 class _Slots:
@@ -138,6 +138,9 @@ CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length,
 # the running quantum was compared with (or became) its context's last idle log: an idle
 # quantum that was not (too long a log, a refresh left uncharged) voids it (engine._settle)
 (H_QIDLED,) = _core.take(1)
+# the running quantum's label's rows (engine.set_label): where book() adds its calls, bytes
+# and cycles, without a product and three header words per charge
+H_LOPS, H_LOPB, H_LBUSY = _core.take(3)
 IDLELOG_WORDS = 2 + 4 * QLOG_LEN
 
 
