@@ -20,6 +20,7 @@ from xskbench.devices.virtio_net import (  # the ids, per mode, in setup's order
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     book,
+    books,
     charge,
     count,
     cx,
@@ -32,6 +33,7 @@ from xskbench.kernels.engine import (
     napi_schedule,
     now,
     replays,
+    spend,
     steady_poll,
     stir,
     switch_label,
@@ -167,24 +169,31 @@ def _host_interrupts(m, cc, cb):
 def free_old_xmit(m, cc, cb):
     """__free_old_xmit: reap used TX buffers (detach, kfree/cache the indirect table), then
     xsk_tx_completed once (zero copy) or the skb destructors (copy mode), which complete
-    each skb's H_NSEG descriptors."""
+    each skb's H_NSEG descriptors. Every buffer reaped completes: its calls are booked once."""
     q = m[D_TXQ]
-    n = 0
+    n = nk = nc = 0
     walked = 16 * (1 + m[H_NSEG])  # the buffer's sgs: the header and a frag per descriptor
     while True:
         head, ln, ts, fr = vq.vq_get_buf(m, q, now(m))
         if head < 0:
             break
-        charge(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 1, 0)
+        spend(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 0)
         # per byte = per 16-B descriptor walked: the ring's, plus an indirect table's
-        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, walked + 16 if fr != vq.FREE_NONE else walked)
-        charge(m, cc, cb, op.FREE_OLD_XMIT_PTR, 1, 0)
+        spend(m, cc, cb, op.DETACH_BUF_SPLIT, walked + 16 if fr != vq.FREE_NONE else walked)
+        spend(m, cc, cb, op.FREE_OLD_XMIT_PTR, 0)
         if fr == vq.FREE_KFREE:
-            charge(m, cc, cb, op.KFREE, 1, 0)
+            spend(m, cc, cb, op.KFREE, 0)
+            nk += 1
         elif fr == vq.FREE_CACHE:
-            charge(m, cc, cb, op.DESC_CACHE_PUT, 1, 0)
+            spend(m, cc, cb, op.DESC_CACHE_PUT, 0)
+            nc += 1
         n += 1
     if n:
+        books(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, n, 0)
+        books(m, cc, cb, op.DETACH_BUF_SPLIT, n, n * walked + 16 * (nk + nc))
+        books(m, cc, cb, op.FREE_OLD_XMIT_PTR, n, 0)
+        books(m, cc, cb, op.KFREE, nk, 0)
+        books(m, cc, cb, op.DESC_CACHE_PUT, nc, 0)
         if m[H_ZC]:
             afxdp.tx_completed(m, cc, cb, n, op.XSK_TX_COMPLETED)
         else:
@@ -196,22 +205,38 @@ def free_old_xmit(m, cc, cb):
 @njit(cache=True)
 def _add_out(m, cc, cb, addr, ln):
     """virtqueue_add_outbuf(_premapped): the shared header and the data, one sg per
-    descriptor of a multi-buffer skb (xmit_skb: skb_to_sgvec over its frags)."""
+    descriptor of a multi-buffer skb (xmit_skb: skb_to_sgvec over its frags). Its calls'
+    time only: a caller sends what it took from TX and books its batch (_add_out_books).
+    Returns how the indirect table came (vq.ADD_*)."""
     q = m[D_TXQ]
     nsg = 1 + m[H_NSEG]
-    charge(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, 1, 0)
+    spend(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, 0)
     how = vq.vq_add(m, q, addr, nsg, ln, False, now(m))
     # cost per descriptor written (16 B each): the indirect table's nsg plus the ring's 1
-    charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 16 * (nsg + 1) if how != vq.ADD_DIRECT else 16 * nsg)
+    spend(m, cc, cb, op.VIRTQUEUE_ADD, 16 * (nsg + 1) if how != vq.ADD_DIRECT else 16 * nsg)
     if how == vq.ADD_KMALLOC:
-        charge(m, cc, cb, op.KMALLOC, 1, 0)
-        charge(m, cc, cb, op.KMALLOC_SLAB, 1, 0)
-        charge(m, cc, cb, op.MEMSET_ERMS, 1, 0)
+        spend(m, cc, cb, op.KMALLOC, 0)
+        spend(m, cc, cb, op.KMALLOC_SLAB, 0)
+        spend(m, cc, cb, op.MEMSET_ERMS, 0)
     elif how == vq.ADD_CACHE:
-        charge(m, cc, cb, op.DESC_CACHE_GET, 1, 0)
+        spend(m, cc, cb, op.DESC_CACHE_GET, 0)
     if how == vq.ADD_KMALLOC or how == vq.ADD_CACHE:
-        charge(m, cc, cb, op.VRING_MAP_ONE_SG, 1, 0)
+        spend(m, cc, cb, op.VRING_MAP_ONE_SG, 0)
     return how
+
+
+@njit(cache=True)
+def _add_out_books(m, cc, cb, n, nk, nc):
+    """The books of ``n`` _add_out calls, ``nk`` of which kmalloc'd an indirect table and
+    ``nc`` took one from the cache."""
+    nsg = 1 + m[H_NSEG]
+    books(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, n, 0)
+    books(m, cc, cb, op.VIRTQUEUE_ADD, n, 16 * (nsg * n + nk + nc))
+    books(m, cc, cb, op.KMALLOC, nk, 0)
+    books(m, cc, cb, op.KMALLOC_SLAB, nk, 0)
+    books(m, cc, cb, op.MEMSET_ERMS, nk, 0)
+    books(m, cc, cb, op.DESC_CACHE_GET, nc, 0)
+    books(m, cc, cb, op.VRING_MAP_ONE_SG, nk + nc, 0)
 
 
 @njit(cache=True)
@@ -224,10 +249,14 @@ def virtnet_xsk_xmit(m, cc, cb, budget):
     room = m[ix(q + vq.Q_NUM_FREE)] // vq.vq_slots_for(m, q, 2)
     k = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
     scr = m[H_SCR]
+    nk = nc = 0
     for i in range(k):
-        charge(m, cc, cb, op.VIRTNET_XSK_XMIT, 1, 0)
-        _add_out(m, cc, cb, m[ix(scr + 2 * i)], m[ix(scr + 2 * i + 1)])
+        spend(m, cc, cb, op.VIRTNET_XSK_XMIT, 0)
+        how = _add_out(m, cc, cb, m[ix(scr + 2 * i)], m[ix(scr + 2 * i + 1)])
+        nk, nc = nk + (how == vq.ADD_KMALLOC), nc + (how == vq.ADD_CACHE)
     if k:
+        books(m, cc, cb, op.VIRTNET_XSK_XMIT, k, 0)
+        _add_out_books(m, cc, cb, k, nk, nc)
         _kick(m, cc, cb, q)
     afxdp.set_tx_need_wakeup(m, cc, cb, True)
     return k
@@ -302,7 +331,7 @@ def _xsk_wakeup(m, cc, cb):
 def _copy_sendto(m, cc, cb):
     """Copy mode: __xsk_generic_xmit → start_xmit (IFF_TX_SKB_NO_LINEAR: no payload copy)."""
     q, nseg = m[D_TXQ], m[H_NSEG]
-    sent = 0
+    sent = n = nk = nc = 0
     while sent + nseg <= 32:  # TX_BATCH_SIZE descriptors
         free_old_xmit(m, cc, cb)
         addr, ln = afxdp.generic_xmit_one(m, cc, cb, False)
@@ -316,10 +345,12 @@ def _copy_sendto(m, cc, cb):
             if not m[D_CSUM]:  # no VIRTIO_NET_F_CSUM: validate_xmit_skb sums it here
                 charge(m, cc, cb, op.CSUM_PARTIAL, 1, ln)
         charge(m, cc, cb, op.START_XMIT, 1, 0)
-        _add_out(m, cc, cb, addr, ln)
+        how = _add_out(m, cc, cb, addr, ln)
+        n, nk, nc = n + 1, nk + (how == vq.ADD_KMALLOC), nc + (how == vq.ADD_CACHE)
         sent += nseg
     afxdp.generic_xmit_done(m)
     if sent:
+        _add_out_books(m, cc, cb, n, nk, nc)
         _kick(m, cc, cb, q)
         if not m[D_TXSCHED]:  # start_xmit re-arms callbacks so completions get reaped
             vq.vq_enable_cb_prepare(m, q)
@@ -417,10 +448,11 @@ def _refill(m, cc, cb):
             # the refill work retries (schedule_delayed_work(&vi->refill, HZ / 2))
             napi_schedule(m, RXN, now(m) + m[D_REFILL_DELAY])
         scr = m[H_SCR]
-        for i in range(k):
-            charge(m, cc, cb, op.VIRTQUEUE_ADD_INBUF, 1, 0)
-            charge(m, cc, cb, op.VIRTQUEUE_ADD, 1, 16)
+        for i in range(k):  # the adds are published at t: their calls are booked at once
             vq.vq_add(m, q, m[ix(scr + i)], 1, m[D_RXLEN], True, t)
+        if k:
+            charge(m, cc, cb, op.VIRTQUEUE_ADD_INBUF, k, 0)
+            charge(m, cc, cb, op.VIRTQUEUE_ADD, k, 16 * k)
     else:
         k = free
         charge(m, cc, cb, op.PAGE_POOL_ALLOC, k, 0)
