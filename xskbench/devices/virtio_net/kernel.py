@@ -61,6 +61,7 @@ from xskbench.kernels.layout import (
     H_QACC,
     H_QCTX,
     H_QLABEL,
+    H_QPROG0,
     H_SCR,
     H_TXCSUM,
     H_WORKLOAD,
@@ -71,6 +72,7 @@ from xskbench.kernels.layout import (
     WL_RXDROP,
     WL_TXONLY,
 )
+from xskbench.kernels.steady import unsteady
 
 from . import PMD_BURST
 from . import virtqueue as vq
@@ -493,16 +495,22 @@ def rx_poll(m, cc, cb, budget):
         if head < 0:
             break
         got += 1
-        charge(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 1, 0)
-        charge(m, cc, cb, op.DETACH_BUF_SPLIT, 1, 16)
-        charge(m, cc, cb, op.RECEIVE_XSK, 1, 0)
-        charge(m, cc, cb, op.BPF_PROG_RUN_XDP, 1, 0)
+        spend(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 0)
+        spend(m, cc, cb, op.DETACH_BUF_SPLIT, 16)
+        spend(m, cc, cb, op.RECEIVE_XSK, 0)
+        spend(m, cc, cb, op.BPF_PROG_RUN_XDP, 0)
         if m[H_ZC]:
             afxdp.xsk_rcv_zc(m, cc, cb, vq.vq_token(m, q, head), ln - hdr, ts)
         else:
             afxdp.xsk_rcv_copy(m, cc, cb, ln - hdr, ts)
             charge(m, cc, cb, op.PAGE_POOL_RECYCLE, 1, 0)
     if got:
+        books(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, got, 0)
+        books(m, cc, cb, op.DETACH_BUF_SPLIT, got, 16 * got)
+        books(m, cc, cb, op.RECEIVE_XSK, got, 0)
+        books(m, cc, cb, op.BPF_PROG_RUN_XDP, got, 0)
+        if m[H_PROGRESS] == m[H_QPROG0]:  # every packet dropped (RX full): this poll took
+            unsteady(m)  # the used entries, the next one will not
         afxdp.xdp_flush(m, cc, cb)
     _refill(m, cc, cb)
     m[D_WORK] = got

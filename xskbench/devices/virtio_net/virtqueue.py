@@ -40,17 +40,29 @@ def _desc(m, o, i):
 
 @njit(cache=True, inline="always")
 def _avail(m, o, idx):
-    return o + QH + 4 * m[ix(o + Q_NUM)] + 2 * (idx & (m[ix(o + Q_NUM)] - 1))
+    return _avail_at(o, m[ix(o + Q_NUM)], idx)
 
 
 @njit(cache=True, inline="always")
 def _used(m, o, idx):
-    return o + QH + 6 * m[ix(o + Q_NUM)] + 3 * (idx & (m[ix(o + Q_NUM)] - 1))
+    return _used_at(o, m[ix(o + Q_NUM)], idx)
 
 
 @njit(cache=True, inline="always")
 def _head(m, o, h):
     return o + QH + 9 * m[ix(o + Q_NUM)] + 3 * h
+
+
+# the same from a ring size read once (a hot function's local: the arena's stores would
+# make the compiled code read it again at every use)
+@njit(cache=True, inline="always")
+def _avail_at(o, num, idx):
+    return o + QH + 4 * num + 2 * (idx & (num - 1))
+
+
+@njit(cache=True, inline="always")
+def _used_at(o, num, idx):
+    return o + QH + 6 * num + 3 * (idx & (num - 1))
 
 
 @njit(cache=True)
@@ -88,16 +100,17 @@ def vq_slots_for(m, o, nsg):
 def vq_add(m, o, token, nsg, length, write, t):
     """virtqueue_add_split: returns ADD_* (what the indirect table came from), or -1 when
     the ring has no room (-ENOSPC). The avail idx is published at ``t``."""
-    indirect = m[ix(o + Q_INDIRECT)] and nsg > 1 and m[ix(o + Q_NUM_FREE)] > 0
+    num_free, num = m[ix(o + Q_NUM_FREE)], m[ix(o + Q_NUM)]
+    indirect = m[ix(o + Q_INDIRECT)] and nsg > 1 and num_free > 0
     need = 1 if indirect else nsg
-    if m[ix(o + Q_NUM_FREE)] < need:
+    if num_free < need:
         return -1
     head = m[ix(o + Q_FREE_HEAD)]
     how = ADD_DIRECT
+    d = _desc(m, o, head)
     if indirect:
-        d = _desc(m, o, head)
         m[ix(d)] = token
-        m[ix(d + 1)] = 16 * nsg
+        m[ix(d + 1)] = length  # the payload length the device reads (vq_head_len)
         m[ix(d + 2)] = F_INDIRECT
         m[ix(o + Q_FREE_HEAD)] = m[ix(d + 3)]
         if m[ix(o + Q_CACHE_ON)] and nsg <= m[ix(o + Q_CACHE_THR)] and m[ix(o + Q_CACHE_N)] > 0:
@@ -107,26 +120,24 @@ def vq_add(m, o, token, nsg, length, write, t):
             m[ix(o + Q_TBL_LIVE)] += 1
             how = ADD_KMALLOC
     else:
-        i = head
         for s in range(nsg):
-            d = _desc(m, o, i)
             m[ix(d)] = token
             m[ix(d + 1)] = length if s == nsg - 1 else 12
             m[ix(d + 2)] = (F_NEXT if s < nsg - 1 else 0) | (F_WRITE if write else 0)
             if s < nsg - 1:
-                i = m[ix(d + 3)]
-        m[ix(o + Q_FREE_HEAD)] = m[ix(_desc(m, o, i) + 3)]
-    m[ix(o + Q_NUM_FREE)] -= need
-    h = _head(m, o, head)
+                d = _desc(m, o, m[ix(d + 3)])
+        m[ix(o + Q_FREE_HEAD)] = m[ix(d + 3)]
+    m[ix(o + Q_NUM_FREE)] = num_free - need
+    h = o + QH + 9 * num + 3 * head  # _head
     m[ix(h)] = token
     m[ix(h + 1)] = need
+    m[ix(h + 2)] = nsg if indirect else 0
     m[ix(o + Q_INUSE)] += 1
-    a = _avail(m, o, m[ix(o + Q_AVAIL_IDX)])
+    idx = m[ix(o + Q_AVAIL_IDX)]
+    a = _avail_at(o, num, idx)
     m[ix(a)] = head
     m[ix(a + 1)] = t
-    m[ix(o + Q_AVAIL_IDX)] += 1
-    m[ix(h + 2)] = nsg if indirect else 0
-    m[ix(_desc(m, o, head) + 1)] = length if indirect else m[ix(_desc(m, o, head) + 1)]
+    m[ix(o + Q_AVAIL_IDX)] = idx + 1
     return how
 
 
@@ -154,21 +165,27 @@ def vq_kick_prepare(m, o):
 @njit(cache=True)
 def vq_more_used(m, o, t):
     """virtqueue_poll / more_used_split: a used entry published by ``t`` not yet taken."""
-    if m[ix(o + Q_LAST_USED)] == m[ix(o + Q_USED_IDX)]:
+    last = m[ix(o + Q_LAST_USED)]
+    if last == m[ix(o + Q_USED_IDX)]:
         return False
-    return m[ix(_used(m, o, m[ix(o + Q_LAST_USED)]) + 2)] <= t
+    return m[ix(_used(m, o, last) + 2)] <= t
 
 
 @njit(cache=True)
 def vq_get_buf(m, o, t):
     """virtqueue_get_buf_ctx_split + detach_buf_split: (head, used len, used stamp, free)
     with free one of FREE_*, or head -1 when nothing is used by ``t``."""
-    if not vq_more_used(m, o, t):
+    last = m[ix(o + Q_LAST_USED)]
+    if last == m[ix(o + Q_USED_IDX)]:
         return -1, 0, 0, FREE_NONE
-    u = _used(m, o, m[ix(o + Q_LAST_USED)])
-    head, ln, ts = m[ix(u)], m[ix(u + 1)], m[ix(u + 2)]
-    m[ix(o + Q_LAST_USED)] += 1
-    h = _head(m, o, head)
+    num = m[ix(o + Q_NUM)]
+    u = _used_at(o, num, last)
+    ts = m[ix(u + 2)]
+    if ts > t:
+        return -1, 0, 0, FREE_NONE
+    head, ln = m[ix(u)], m[ix(u + 1)]
+    m[ix(o + Q_LAST_USED)] = last + 1
+    h = o + QH + 9 * num + 3 * head  # _head
     n = m[ix(h + 1)]
     # walk the chain back onto the free list
     i = head
@@ -227,12 +244,14 @@ def vq_dev_avail(m, o, t, cap):
     """Avail entries published by ``t`` the device has not consumed, counted up to ``cap``
     (what the caller can take: a burst, or 1 to ask whether any; a posted RX ring holds
     hundreds, and a packet's poll need not count them all)."""
-    n = 0
-    i = m[ix(o + Q_LAST_AVAIL)]
-    while n < cap and i < m[ix(o + Q_AVAIL_IDX)] and m[ix(_avail(m, o, i) + 1)] <= t:
-        n += 1
+    i0 = i = m[ix(o + Q_LAST_AVAIL)]
+    end = min(m[ix(o + Q_AVAIL_IDX)], i + cap)
+    if i >= end:
+        return 0
+    num = m[ix(o + Q_NUM)]
+    while i < end and m[ix(_avail_at(o, num, i) + 1)] <= t:
         i += 1
-    return n
+    return i - i0
 
 
 @njit(cache=True)
@@ -244,18 +263,19 @@ def vq_avail_stamp(m, o):
 @njit(cache=True)
 def vq_dev_pop(m, o):
     """The next avail head (caller checked vq_dev_avail)."""
-    head = m[ix(_avail(m, o, m[ix(o + Q_LAST_AVAIL)]))]
-    m[ix(o + Q_LAST_AVAIL)] += 1
-    return head
+    i = m[ix(o + Q_LAST_AVAIL)]
+    m[ix(o + Q_LAST_AVAIL)] = i + 1
+    return m[ix(_avail(m, o, i))]
 
 
 @njit(cache=True)
 def vq_dev_push_used(m, o, head, length, t):
-    u = _used(m, o, m[ix(o + Q_USED_IDX)])
+    idx = m[ix(o + Q_USED_IDX)]
+    u = _used(m, o, idx)
     m[ix(u)] = head
     m[ix(u + 1)] = length
     m[ix(u + 2)] = t
-    m[ix(o + Q_USED_IDX)] += 1
+    m[ix(o + Q_USED_IDX)] = idx + 1
 
 
 @njit(cache=True)
