@@ -7,10 +7,12 @@ not depend on the machine's phase (issue #17).
 The kernels run as plain Python (``NUMBA_DISABLE_JIT=1``: the same bytes as compiled,
 tests/test_plain_python.py) on an arena that counts its element reads and writes, each
 against the function that made it (an ``inline="always"`` helper counts as itself). The
-emulator is bound by those words (each a load or store the compiled code also makes, most
-through a header word): on the development VM one costs about a nanosecond, so words per
-packet times that is near the measured CPU time per packet, and a change that removes words
-shows here exactly where an A/B of CPU time (``ab_inproc.py``) reads the VM's noise. The
+compiled code makes the same loads and stores, less the header words it can keep in a
+register (in a stretch without stores: a store to the arena might change any of them). The
+stores are what costs: on 7 Dec, cutting a quarter of virtio-net l2fwd's words, most of them
+writes (the books of each charge), made it 1.2x faster; another tenth, reads of header
+words, 1.03x. The counts are exact where an A/B of CPU time (``ab_inproc.py``) reads the
+VM's noise. The
 cost table's reads and the engine's pick across queues (``loop.pick``, outside the arena's
 slice) are not counted. Packets as in ``bench.entries``: received + transmitted, warm-up
 included.
@@ -39,7 +41,7 @@ PARTS = (("kernels/engine.py", "engine"), ("kernels/loop.py", "engine"),
 class Counted(np.ndarray):
     """An arena whose element reads and writes are tallied by the calling function."""
 
-    tally = None  # Counter of (file, function) -> words, set by ``profile``
+    tally = writes = None  # Counters of (file, function) -> words, set by ``profile``
 
     def __getitem__(self, i):
         if Counted.tally is not None and not isinstance(i, slice):
@@ -51,44 +53,51 @@ class Counted(np.ndarray):
         if Counted.tally is not None and not isinstance(i, slice):
             code = sys._getframe(1).f_code
             Counted.tally[(code.co_filename, code.co_name)] += 1
+            Counted.writes[(code.co_filename, code.co_name)] += 1
         super().__setitem__(i, v)
 
 
 def profile(cfg):
-    """(Counter of (file, function) -> arena words, packets moved) for ``cfg``."""
+    """(Counters of (file, function) -> arena words read or written, and written; packets
+    moved) for ``cfg``."""
     from xskbench import queues
 
     arenas = queues.arenas
-    tally = Counter()
+    tally, writes = Counter(), Counter()
 
     def counted(machs, cfg0):
         M, OFF = arenas(machs, cfg0)
         return M.view(Counted), OFF
 
     queues.arenas = counted
-    Counted.tally = tally
+    Counted.tally, Counted.writes = tally, writes
     try:
         _, _, packets = bench.entries(cfg)
     finally:
-        queues.arenas, Counted.tally = arenas, None
-    return tally, packets
+        queues.arenas, Counted.tally, Counted.writes = arenas, None, None
+    return tally, writes, packets
 
 
 def part(path):
     return next((name for key, name in PARTS if key in path.replace(os.sep, "/")), "other")
 
 
-def render(tally, packets, top):
+def render(tally, writes, packets, top):
+    """The words per packet (of them written) in all, by part and by function."""
     total = sum(tally.values())
-    lines = [f"{total / packets:.1f} arena words per packet ({packets} packets, "
-             f"{total} words)", "", "by part:"]
-    parts = Counter()
+    lines = [f"{total / packets:.1f} arena words per packet, {sum(writes.values()) / packets:.1f}"
+             f" of them written ({packets} packets, {total} words)", "",
+             f"{'by part:':26}{'words':>6}{'share':>8}{'written':>9}"]
+    parts, pw = Counter(), Counter()
     for (path, _), n in tally.items():
         parts[part(path)] += n
-    lines += [f"  {name:24}{n / packets:8.1f}{100 * n / total:7.1f} %"
+    for (path, _), n in writes.items():
+        pw[part(path)] += n
+    lines += [f"  {name:24}{n / packets:6.1f}{100 * n / total:6.1f} %{pw[name] / packets:9.1f}"
               for name, n in parts.most_common()]
-    lines += ["", "by function:"]
-    lines += [f"  {name:24}{n / packets:8.1f}{100 * n / total:7.1f} %  {part(path)}"
+    lines += ["", f"{'by function:':26}{'words':>6}{'share':>8}{'written':>9}  part"]
+    lines += [f"  {name:24}{n / packets:6.1f}{100 * n / total:6.1f} %"
+              f"{writes[(path, name)] / packets:9.1f}  {part(path)}"
               for (path, name), n in tally.most_common(top)]
     return "\n".join(lines)
 
@@ -100,8 +109,8 @@ def main(argv=None):
     ap.add_argument("--duration", type=float, default=0.0005, help="emulated seconds")
     ap.add_argument("--top", type=int, default=20, help="functions listed")
     a = ap.parse_args(argv)
-    tally, packets = profile(bench._config(*a.case, a.duration))
-    print(" ".join(a.case) + ":", render(tally, packets, a.top))
+    tally, writes, packets = profile(bench._config(*a.case, a.duration))
+    print(" ".join(a.case) + ":", render(tally, writes, packets, a.top))
 
 
 if __name__ == "__main__":

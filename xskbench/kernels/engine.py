@@ -418,7 +418,22 @@ def spend(m, cc, cb, op, nbytes):
     to ``books``: a per-descriptor loop whose reads of the time need each call's cycles but
     not each call's books (a call's books are 6-9 arena words, its time 2). For loops
     whose every pass moves something: the quantum is no idle one, its log is never read."""
-    m[H_QACC] += cc[ix(op)] + nbytes * cb[ix(op)]
+    m[H_QACC] += cost(cc, cb, op, nbytes)
+
+
+@njit(cache=True, inline="always")
+def cost(cc, cb, op, nbytes):
+    """The cycles of one call of ``op`` on ``nbytes`` bytes: a loop that keeps the time in
+    a local adds them there and hands the time back once (``run_to``), its books after."""
+    return cc[ix(op)] + nbytes * cb[ix(op)]
+
+
+@njit(cache=True, inline="always")
+def run_to(m, t, look):
+    """The running quantum has run until ``t`` and last looked at the time at ``look``
+    (``now``), as a loop that kept its time in a local (``cost``) left it."""
+    m[H_QACC] = t - m[H_NOW]
+    m[H_QREAD] = look
 
 
 @njit(cache=True)

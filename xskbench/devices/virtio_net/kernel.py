@@ -22,6 +22,7 @@ from xskbench.kernels.engine import (
     book,
     books,
     charge,
+    cost,
     count,
     cx,
     cx_set,
@@ -33,6 +34,7 @@ from xskbench.kernels.engine import (
     napi_schedule,
     now,
     replays,
+    run_to,
     spend,
     steady_poll,
     stir,
@@ -62,6 +64,7 @@ from xskbench.kernels.layout import (
     H_QCTX,
     H_QLABEL,
     H_QPROG0,
+    H_QREAD,
     H_SCR,
     H_TXCSUM,
     H_WORKLOAD,
@@ -171,26 +174,28 @@ def _host_interrupts(m, cc, cb):
 def free_old_xmit(m, cc, cb):
     """__free_old_xmit: reap used TX buffers (detach, kfree/cache the indirect table), then
     xsk_tx_completed once (zero copy) or the skb destructors (copy mode), which complete
-    each skb's H_NSEG descriptors. Every buffer reaped completes: its calls are booked once."""
+    each skb's H_NSEG descriptors. Every buffer reaped completes: the loop keeps the time in
+    a local and its calls are booked once."""
     q = m[D_TXQ]
     n = nk = nc = 0
     walked = 16 * (1 + m[H_NSEG])  # the buffer's sgs: the header and a frag per descriptor
+    t = now(m)
     while True:
-        head, ln, ts, fr = vq.vq_get_buf(m, q, now(m))
+        head, ln, ts, fr = vq.vq_get_buf(m, q, t)
         if head < 0:
             break
-        spend(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 0)
         # per byte = per 16-B descriptor walked: the ring's, plus an indirect table's
-        spend(m, cc, cb, op.DETACH_BUF_SPLIT, walked + 16 if fr != vq.FREE_NONE else walked)
-        spend(m, cc, cb, op.FREE_OLD_XMIT_PTR, 0)
+        t += (cost(cc, cb, op.VIRTQUEUE_GET_BUF_CTX, 0) + cost(cc, cb, op.FREE_OLD_XMIT_PTR, 0)
+              + cost(cc, cb, op.DETACH_BUF_SPLIT, walked + 16 if fr != vq.FREE_NONE else walked))
         if fr == vq.FREE_KFREE:
-            spend(m, cc, cb, op.KFREE, 0)
+            t += cost(cc, cb, op.KFREE, 0)
             nk += 1
         elif fr == vq.FREE_CACHE:
-            spend(m, cc, cb, op.DESC_CACHE_PUT, 0)
+            t += cost(cc, cb, op.DESC_CACHE_PUT, 0)
             nc += 1
         n += 1
     if n:
+        run_to(m, t, t)  # its last look: the empty one
         books(m, cc, cb, op.VIRTQUEUE_GET_BUF_CTX, n, 0)
         books(m, cc, cb, op.DETACH_BUF_SPLIT, n, n * walked + 16 * (nk + nc))
         books(m, cc, cb, op.FREE_OLD_XMIT_PTR, n, 0)
@@ -205,26 +210,26 @@ def free_old_xmit(m, cc, cb):
 
 
 @njit(cache=True)
-def _add_out(m, cc, cb, addr, ln):
-    """virtqueue_add_outbuf(_premapped): the shared header and the data, one sg per
+def _add_out(m, cc, cb, addr, ln, t):
+    """virtqueue_add_outbuf(_premapped) at ``t``: the shared header and the data, one sg per
     descriptor of a multi-buffer skb (xmit_skb: skb_to_sgvec over its frags). Its calls'
-    time only: a caller sends what it took from TX and books its batch (_add_out_books).
-    Returns how the indirect table came (vq.ADD_*)."""
+    time only, on the caller's clock: a caller sends what it took from TX and books its
+    batch (_add_out_books). Returns how the indirect table came (vq.ADD_*), the time after
+    and the time of its look (the avail ring's publish)."""
     q = m[D_TXQ]
     nsg = 1 + m[H_NSEG]
-    spend(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, 0)
-    how = vq.vq_add(m, q, addr, nsg, ln, False, now(m))
+    look = t + cost(cc, cb, op.VIRTQUEUE_ADD_OUTBUF, 0)
+    how = vq.vq_add(m, q, addr, nsg, ln, False, look)
     # cost per descriptor written (16 B each): the indirect table's nsg plus the ring's 1
-    spend(m, cc, cb, op.VIRTQUEUE_ADD, 16 * (nsg + 1) if how != vq.ADD_DIRECT else 16 * nsg)
+    t = look + cost(cc, cb, op.VIRTQUEUE_ADD, 16 * (nsg + 1) if how != vq.ADD_DIRECT else 16 * nsg)
     if how == vq.ADD_KMALLOC:
-        spend(m, cc, cb, op.KMALLOC, 0)
-        spend(m, cc, cb, op.KMALLOC_SLAB, 0)
-        spend(m, cc, cb, op.MEMSET_ERMS, 0)
+        t += (cost(cc, cb, op.KMALLOC, 0) + cost(cc, cb, op.KMALLOC_SLAB, 0)
+              + cost(cc, cb, op.MEMSET_ERMS, 0))
     elif how == vq.ADD_CACHE:
-        spend(m, cc, cb, op.DESC_CACHE_GET, 0)
+        t += cost(cc, cb, op.DESC_CACHE_GET, 0)
     if how == vq.ADD_KMALLOC or how == vq.ADD_CACHE:
-        spend(m, cc, cb, op.VRING_MAP_ONE_SG, 0)
-    return how
+        t += cost(cc, cb, op.VRING_MAP_ONE_SG, 0)
+    return how, t, look
 
 
 @njit(cache=True)
@@ -252,11 +257,13 @@ def virtnet_xsk_xmit(m, cc, cb, budget):
     k = afxdp.zc_tx_peek_batch(m, cc, cb, min(budget, room))
     scr = m[H_SCR]
     nk = nc = 0
+    t, look = m[H_NOW] + m[H_QACC], m[H_QREAD]
     for i in range(k):
-        spend(m, cc, cb, op.VIRTNET_XSK_XMIT, 0)
-        how = _add_out(m, cc, cb, m[ix(scr + 2 * i)], m[ix(scr + 2 * i + 1)])
+        t += cost(cc, cb, op.VIRTNET_XSK_XMIT, 0)
+        how, t, look = _add_out(m, cc, cb, m[ix(scr + 2 * i)], m[ix(scr + 2 * i + 1)], t)
         nk, nc = nk + (how == vq.ADD_KMALLOC), nc + (how == vq.ADD_CACHE)
     if k:
+        run_to(m, t, look)
         books(m, cc, cb, op.VIRTNET_XSK_XMIT, k, 0)
         _add_out_books(m, cc, cb, k, nk, nc)
         _kick(m, cc, cb, q)
@@ -347,7 +354,8 @@ def _copy_sendto(m, cc, cb):
             if not m[D_CSUM]:  # no VIRTIO_NET_F_CSUM: validate_xmit_skb sums it here
                 charge(m, cc, cb, op.CSUM_PARTIAL, 1, ln)
         charge(m, cc, cb, op.START_XMIT, 1, 0)
-        how = _add_out(m, cc, cb, addr, ln)
+        how, t, look = _add_out(m, cc, cb, addr, ln, m[H_NOW] + m[H_QACC])
+        run_to(m, t, look)
         n, nk, nc = n + 1, nk + (how == vq.ADD_KMALLOC), nc + (how == vq.ADD_CACHE)
         sent += nseg
     afxdp.generic_xmit_done(m)
