@@ -57,6 +57,7 @@ from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
     as_last_idle_log,
     book,
+    books,
     charge,
     count,
     cx,
@@ -71,6 +72,7 @@ from xskbench.kernels.engine import (
     napi_schedule,
     now,
     replays,
+    spend,
     spin_until,
     switch_label,
     wake,
@@ -101,6 +103,7 @@ from xskbench.kernels.layout import (
     H_PROGRESS,
     H_QACC,
     H_QLABEL,
+    H_QPROG0,
     H_SCR,
     H_SENT_SEQ,
     H_START_T,
@@ -120,6 +123,7 @@ from xskbench.kernels.ptr_ring import (
     ptr_ring_free,
     ptr_ring_produce,
 )
+from xskbench.kernels.steady import unsteady
 from xskbench.kernels.xsk_ring import (
     R_REFRESH,
     cons_peek,
@@ -460,10 +464,10 @@ def vhost_quantum(m, cc, cb):
             addr, ln = m[ix(s)], m[ix(s + 1)]
             m[D_VB_HEAD] += 1
             m[D_VB_N] -= 1
-        charge(m, cc, cb, op.GET_RX_BUFS, 1, 0)
+        spend(m, cc, cb, op.GET_RX_BUFS, 0)  # booked once after the loop
         m[D_VH_TAKEN] += 1
-        charge(m, cc, cb, op.TUN_DO_READ, 1, 0)
-        charge(m, cc, cb, op.COPY_TO_ITER, 1, ln)  # the copy into guest memory
+        spend(m, cc, cb, op.TUN_DO_READ, 0)
+        spend(m, cc, cb, op.COPY_TO_ITER, ln)  # the copy into guest memory
         llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
         if not zc:  # consume_skb: the destructor publishes the completion
             charge(m, cc, cb, op.KFREE_SKB, 1, 0)
@@ -482,6 +486,12 @@ def vhost_quantum(m, cc, cb):
             count(m, st.VHOST_REQUEUES, 1)
             requeue = True
             break
+    if pkts:
+        books(m, cc, cb, op.GET_RX_BUFS, pkts, 0)
+        books(m, cc, cb, op.TUN_DO_READ, pkts, 0)
+        books(m, cc, cb, op.COPY_TO_ITER, pkts, nbytes)
+        if m[H_PROGRESS] == m[H_QPROG0]:  # (its packets were another quantum's frames)
+            unsteady(m)
     if done:
         _signal_used(m, cc, cb, done)
     if requeue or m[D_VH_QUEUED]:

@@ -57,12 +57,14 @@ from xskbench import stats as st
 from xskbench.devices.veth import CONTEXTS  # the ids, in setup's order
 from xskbench.kernels import afxdp, loop
 from xskbench.kernels.engine import (
+    books,
     charge,
     count,
     horizon,
     napi_complete,
     napi_schedule,
     now,
+    spend,
     spin_until,
     switch_label,
     wake,
@@ -80,6 +82,7 @@ from xskbench.kernels.layout import (
     H_PKTLEN,
     H_PROGRESS,
     H_QLABEL,
+    H_QPROG0,
     H_SENT_SEQ,
     H_START_T,
     H_TX,
@@ -88,6 +91,7 @@ from xskbench.kernels.layout import (
 )
 from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.ptr_ring import ptr_ring_consume, ptr_ring_count, ptr_ring_produce
+from xskbench.kernels.steady import unsteady
 from xskbench.kernels.xsk_ring import (
     cons_cancel,
     cons_peek,
@@ -405,10 +409,9 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
     """Up to ``budget`` descs, one xsk_tx_peek_desc each; returns how many were sent."""
     tx = m[H_TX]
     cq = m[H_CQ]
-    sent = 0
-    agg = 0
+    sent = agg = nbytes = 0
     gro = 0  # non-batch skbs of this poll in the peer's GRO (all of one flow)
-    while sent < budget:
+    while sent < budget:  # each desc's calls take their time here, booked after the loop
         k, idx = cons_peek(m, tx, 1, now(m))
         if k == 0:
             if sent == 0:
@@ -418,7 +421,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
         if ck == 0:
             cons_cancel(m, tx, 1)
             break
-        charge(m, cc, cb, op.XSK_TX_PEEK_DESC, 1, 0)
+        spend(m, cc, cb, op.XSK_TX_PEEK_DESC, 0)
         addr = ring_addr(m, tx, idx)
         ring_write(m, cq, cidx, addr - m[H_HEADROOM], 0)
         m[ix(m[H_OWN] + afxdp.frame_of(m, addr))] = OWN_DEV
@@ -430,11 +433,12 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
                 agg = 0
         else:
             ln = m[ix(m[H_FLEN] + afxdp.frame_of(m, addr))]
-            charge(m, cc, cb, op.VETH_XSK_BUILD_SKB, 1, 0)
-            charge(m, cc, cb, op.MEMCPY, 1, ln)
+            spend(m, cc, cb, op.VETH_XSK_BUILD_SKB, 0)
+            spend(m, cc, cb, op.MEMCPY, ln)
+            nbytes += ln
             llc_miss(m, cc, cb, m[D_LLC_PPM], ln)
             afxdp.tx_completed(m, cc, cb, 1, op.XSK_TX_COMPLETED)  # xsk_tx_completed_addr
-            charge(m, cc, cb, op.NAPI_GRO_RECEIVE, 1, 0)
+            spend(m, cc, cb, op.NAPI_GRO_RECEIVE, 0)
             _gro_csum(m, cc, cb, 1)
             gro += 1
             if not m[D_GRO] or gro == m[D_GRO_MAX]:
@@ -444,6 +448,13 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
         _emit_aggregate(m, cc, cb, agg)
     _gro_deliver(m, cc, cb, gro)
     if sent:
+        books(m, cc, cb, op.XSK_TX_PEEK_DESC, sent, 0)
+        if not m[D_BATCH]:
+            books(m, cc, cb, op.VETH_XSK_BUILD_SKB, sent, 0)
+            books(m, cc, cb, op.MEMCPY, sent, nbytes)
+            books(m, cc, cb, op.NAPI_GRO_RECEIVE, sent, 0)
+        if m[H_PROGRESS] == m[H_QPROG0]:
+            unsteady(m)
         cons_release(m, tx, now(m))  # xsk_tx_release
         charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)  # napi_schedule(&peer_rq->xdp_napi)
     return sent
