@@ -416,8 +416,9 @@ def charge(m, cc, cb, op, n, nbytes):
 def spend(m, cc, cb, op, nbytes):
     """The running quantum's time for one call of ``op`` on ``nbytes`` bytes, its books left
     to ``books``: a per-descriptor loop whose reads of the time need each call's cycles but
-    not each call's books (a call's books are 6-9 arena words, its time 2). For loops
-    whose every pass moves something: the quantum is no idle one, its log is never read."""
+    not each call's books (a call's books are 6-9 arena words, its time 2). The log of a
+    quantum that moved something is never read; a loop whose passes may move nothing marks
+    the quantum unsteady if it has not (``steady.unsteady_if_idle``)."""
     m[H_QACC] += cost(cc, cb, op, nbytes)
 
 

@@ -103,7 +103,6 @@ from xskbench.kernels.layout import (
     H_PROGRESS,
     H_QACC,
     H_QLABEL,
-    H_QPROG0,
     H_SCR,
     H_SENT_SEQ,
     H_START_T,
@@ -123,7 +122,7 @@ from xskbench.kernels.ptr_ring import (
     ptr_ring_free,
     ptr_ring_produce,
 )
-from xskbench.kernels.steady import unsteady
+from xskbench.kernels.steady import unsteady_if_idle
 from xskbench.kernels.xsk_ring import (
     R_REFRESH,
     cons_peek,
@@ -490,8 +489,7 @@ def vhost_quantum(m, cc, cb):
         books(m, cc, cb, op.GET_RX_BUFS, pkts, 0)
         books(m, cc, cb, op.TUN_DO_READ, pkts, 0)
         books(m, cc, cb, op.COPY_TO_ITER, pkts, nbytes)
-        if m[H_PROGRESS] == m[H_QPROG0]:  # (its packets were another quantum's frames)
-            unsteady(m)
+        unsteady_if_idle(m)
     if done:
         _signal_used(m, cc, cb, done)
     if requeue or m[D_VH_QUEUED]:

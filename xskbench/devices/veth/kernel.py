@@ -82,7 +82,6 @@ from xskbench.kernels.layout import (
     H_PKTLEN,
     H_PROGRESS,
     H_QLABEL,
-    H_QPROG0,
     H_SENT_SEQ,
     H_START_T,
     H_TX,
@@ -91,7 +90,7 @@ from xskbench.kernels.layout import (
 )
 from xskbench.kernels.llc import llc_miss
 from xskbench.kernels.ptr_ring import ptr_ring_consume, ptr_ring_count, ptr_ring_produce
-from xskbench.kernels.steady import unsteady
+from xskbench.kernels.steady import unsteady_if_idle
 from xskbench.kernels.xsk_ring import (
     cons_cancel,
     cons_peek,
@@ -453,8 +452,7 @@ def veth_xsk_tx_xmit(m, cc, cb, budget):
             books(m, cc, cb, op.VETH_XSK_BUILD_SKB, sent, 0)
             books(m, cc, cb, op.MEMCPY, sent, nbytes)
             books(m, cc, cb, op.NAPI_GRO_RECEIVE, sent, 0)
-        if m[H_PROGRESS] == m[H_QPROG0]:
-            unsteady(m)
+        unsteady_if_idle(m)
         cons_release(m, tx, now(m))  # xsk_tx_release
         charge(m, cc, cb, op.NAPI_SCHEDULE, 1, 0)  # napi_schedule(&peer_rq->xdp_napi)
     return sent

@@ -63,7 +63,6 @@ from xskbench.kernels.layout import (
     H_QACC,
     H_QCTX,
     H_QLABEL,
-    H_QPROG0,
     H_QREAD,
     H_SCR,
     H_TXCSUM,
@@ -75,7 +74,7 @@ from xskbench.kernels.layout import (
     WL_RXDROP,
     WL_TXONLY,
 )
-from xskbench.kernels.steady import unsteady
+from xskbench.kernels.steady import unsteady_if_idle
 
 from . import PMD_BURST
 from . import virtqueue as vq
@@ -235,7 +234,7 @@ def _add_out(m, cc, cb, addr, ln, t):
 @njit(cache=True)
 def _add_out_books(m, cc, cb, n, nk, nc):
     """The books of ``n`` _add_out calls, ``nk`` of which kmalloc'd an indirect table and
-    ``nc`` took one from the cache."""
+    ``nc`` took one from the cache (their bytes: each call's, summed)."""
     nsg = 1 + m[H_NSEG]
     books(m, cc, cb, op.VIRTQUEUE_ADD_OUTBUF, n, 0)
     books(m, cc, cb, op.VIRTQUEUE_ADD, n, 16 * (nsg * n + nk + nc))
@@ -517,8 +516,7 @@ def rx_poll(m, cc, cb, budget):
         books(m, cc, cb, op.DETACH_BUF_SPLIT, got, 16 * got)
         books(m, cc, cb, op.RECEIVE_XSK, got, 0)
         books(m, cc, cb, op.BPF_PROG_RUN_XDP, got, 0)
-        if m[H_PROGRESS] == m[H_QPROG0]:  # every packet dropped (RX full): this poll took
-            unsteady(m)  # the used entries, the next one will not
+        unsteady_if_idle(m)  # every packet dropped (RX full)
         afxdp.xdp_flush(m, cc, cb)
     _refill(m, cc, cb)
     m[D_WORK] = got

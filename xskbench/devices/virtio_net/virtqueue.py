@@ -50,7 +50,7 @@ def _used(m, o, idx):
 
 @njit(cache=True, inline="always")
 def _head(m, o, h):
-    return o + QH + 9 * m[ix(o + Q_NUM)] + 3 * h
+    return _head_at(o, m[ix(o + Q_NUM)], h)
 
 
 # the same from a ring size read once (a hot function's local: the arena's stores would
@@ -63,6 +63,11 @@ def _avail_at(o, num, idx):
 @njit(cache=True, inline="always")
 def _used_at(o, num, idx):
     return o + QH + 6 * num + 3 * (idx & (num - 1))
+
+
+@njit(cache=True, inline="always")
+def _head_at(o, num, h):
+    return o + QH + 9 * num + 3 * h
 
 
 @njit(cache=True)
@@ -128,7 +133,7 @@ def vq_add(m, o, token, nsg, length, write, t):
                 d = _desc(m, o, m[ix(d + 3)])
         m[ix(o + Q_FREE_HEAD)] = m[ix(d + 3)]
     m[ix(o + Q_NUM_FREE)] = num_free - need
-    h = o + QH + 9 * num + 3 * head  # _head
+    h = _head_at(o, num, head)
     m[ix(h)] = token
     m[ix(h + 1)] = need
     m[ix(h + 2)] = nsg if indirect else 0
@@ -185,7 +190,7 @@ def vq_get_buf(m, o, t):
         return -1, 0, 0, FREE_NONE
     head, ln = m[ix(u)], m[ix(u + 1)]
     m[ix(o + Q_LAST_USED)] = last + 1
-    h = o + QH + 9 * num + 3 * head  # _head
+    h = _head_at(o, num, head)
     n = m[ix(h + 1)]
     # walk the chain back onto the free list
     i = head
