@@ -12,10 +12,9 @@ register (in a stretch without stores: a store to the arena might change any of 
 stores are what costs: on 7 Dec, cutting a quarter of virtio-net l2fwd's words, most of them
 writes (the books of each charge), made it 1.2x faster; another tenth, reads of header
 words, 1.03x. The counts are exact where an A/B of CPU time (``ab_inproc.py``) reads the
-VM's noise. The
-cost table's reads and the engine's pick across queues (``loop.pick``, outside the arena's
-slice) are not counted. Packets as in ``bench.entries``: received + transmitted, warm-up
-included.
+VM's noise. The cost table's reads and the engine's pick across queues (``loop.pick``,
+outside the arena's slice) are not counted. Packets as in ``bench.entries``: received +
+transmitted, warm-up included.
 """
 import os
 

@@ -169,8 +169,7 @@ def _open(m, c, t):
     m[H_QMULTI] = 0  # its own label's books only, until switch_label
     m[H_QCTX] = c
     label = cx(m, c, CX_KLABEL) if cx(m, c, CX_KSOFT) else cx(m, c, CX_LABEL)
-    if label != m[H_QLABEL]:
-        set_label(m, label)
+    set_label(m, label)
     m[H_SEQ] += 1
     cx_set(m, c, CX_LAST, m[H_SEQ])
     cx_set(m, c, CX_READY, INF)  # the quantum decides when it runs again
@@ -387,7 +386,10 @@ def switch_label(m, label):
 
 @njit(cache=True, inline="always")
 def set_label(m, label):
-    """The running quantum charges ``label`` from here (its rows of the books)."""
+    """The running quantum charges ``label`` from here (its rows of the books; kept as they
+    are when it already does: a replay sets each logged charge's label)."""
+    if label == m[H_QLABEL]:
+        return
     m[H_QLABEL] = label
     row = label * m[H_NOPS]
     m[H_LOPS] = m[H_OPS] + row
