@@ -32,6 +32,9 @@ from xskbench.results import Result
 REPO = Path(__file__).resolve().parent.parent
 AVAILABLE, WHY = E.afxdp_available()
 real = pytest.mark.skipif(not AVAILABLE, reason=WHY or "real AF_XDP unavailable")
+# the xdp sender's BPF_PROG_RUN with live frames: some kernels refuse it where AF_XDP works
+LIVE_WHY = E.live_frames() if AVAILABLE else WHY
+live = pytest.mark.skipif(bool(LIVE_WHY), reason=f"no live frames here: {LIVE_WHY}")
 
 CLI = "import sys, xskbench.real.cli; from xskbench.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -232,12 +235,31 @@ def test_tun_rxdrop_is_fed_through_the_tap_fd(compiled):
 
 
 @real
+@live
 def test_rate_pps_paces_the_sender(compiled):
     res = M.measure(MeasureConfig(rate_pps=2e5, duration=1.0, warmup=0.3, repeats=1))
     assert res.extra["offered_pps"] == pytest.approx(2e5, rel=0.15)
     assert res.pps["rx"] == pytest.approx(2e5, rel=0.15)
     assert not res.saturated  # the app polls mostly empty rings
     _assert_clean(os.getpid())
+
+
+@pytest.mark.parametrize("refused", ["", "[Errno 1] BPF_PROG_RUN(live frames): Operation not "
+                                               "permitted"])
+def test_sender_falls_back_where_live_frames_are_refused(monkeypatch, refused):
+    monkeypatch.setattr(M, "live_frames", lambda: refused)
+    auto = M.sender_here(MeasureConfig())
+    assert auto.resolved_sender() == ("xsk" if refused else "xdp")
+    for cfg in (MeasureConfig(workload="txonly"), MeasureConfig(device="tun", xdp_mode="skb"),
+                MeasureConfig(sender="udp")):  # no live frames needed: as they are
+        assert M.sender_here(cfg) == cfg
+    for cfg, what in ((MeasureConfig(sender="xdp"), "sender=xdp"),
+                      (MeasureConfig(rate_pps=2e5), "rate_pps=200000")):
+        if refused:
+            with pytest.raises(E.MeasureError, match=f"{what}.*refuses.*Operation not permitted"):
+                M.sender_here(cfg)
+        else:
+            assert M.sender_here(cfg) == cfg
 
 
 @real

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import platform
 import socket
@@ -80,3 +81,16 @@ def afxdp_available() -> tuple[bool, str]:
     except RealUnavailable as err:
         return False, str(err)
     return True, ""
+
+
+@functools.cache
+def live_frames() -> str:
+    """Why ``BPF_PROG_RUN`` with live frames (the xdp sender: xdp-trafficgen's mechanism)
+    cannot run here, or "" when it can.  Some kernels refuse it (EPERM) where AF_XDP and
+    plain test runs work.  Probed once: an XDP_DROP program over one frame (nothing sent)."""
+    try:
+        with bpf.load_xdp(bpf.prog_action(bpf.XDP_DROP), "probe") as prog:
+            bpf.LiveFrames(prog, bytes(64)).run(1)
+    except OSError as err:
+        return str(err)
+    return ""

@@ -12,7 +12,7 @@ import time
 from xskbench.real import result as R
 from xskbench.real import topology as T
 from xskbench.real import xsk
-from xskbench.real.environment import MeasureError, check_environment
+from xskbench.real.environment import MeasureError, check_environment, live_frames
 from xskbench.real.machine_info import machine_info
 from xskbench.real.procstat import ksoftirqd_pids
 from xskbench.real.roles import app_udp, app_xsk, peer
@@ -84,6 +84,7 @@ def measure(cfg: MeasureConfig, progress=None) -> R.Measured:
     """Check, build the topology, run ``cfg.repeats`` windows, tear down, aggregate."""
     check_environment()
     cfg.check()
+    cfg = sender_here(cfg)
     xsk.compile_all()  # before forking: the workers start compiled
     runs = []
     with exclusive(), T.signals_as_exceptions(), T.Topology(cfg.device) as topo:
@@ -98,6 +99,24 @@ def measure(cfg: MeasureConfig, progress=None) -> R.Measured:
                 progress(i, runs[-1])
         meta["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     return R.aggregate(cfg, runs, meta)
+
+
+def sender_here(cfg: MeasureConfig) -> MeasureConfig:
+    """``cfg`` with a sender this kernel runs.  The xdp sender needs ``BPF_PROG_RUN`` with
+    live frames, which some kernels refuse where AF_XDP works: there ``auto`` sends with
+    AF_XDP instead (xsk, copy-mode txonly; the result's config says so), and an explicit
+    xdp sender, or a rate only it paces, is an error that says why."""
+    if cfg.resolved_sender() != "xdp" or cfg.workload == "txonly":
+        return cfg
+    why = live_frames()
+    if not why:
+        return cfg
+    if cfg.sender == "xdp" or cfg.rate_pps is not None:
+        what = ("sender=xdp" if cfg.sender == "xdp"
+                else f"rate_pps={cfg.rate_pps:g} (only the xdp sender paces)")
+        raise MeasureError(f"{what}: this kernel refuses BPF_PROG_RUN with live frames "
+                           f"({why}); use sender=xsk or sender=udp")
+    return cfg.replace(sender="xsk")
 
 
 #: ``xskbench measure --sweep``'s set: one axis varied at a time around the options given.

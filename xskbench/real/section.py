@@ -44,7 +44,8 @@ class MeasureConfig(Section):
                         choices=("native", "skb"))
     sender: str = fld("auto", "traffic for rxdrop/l2fwd: xdp = BPF_PROG_RUN live frames, "
                       "xsk = AF_XDP txonly (copy), udp = sendmmsg, tun = write() into the tap "
-                      "fd (auto: xdp on veth, tun on tun)", choices=SENDERS)
+                      "fd (auto: xdp on veth, or xsk where the kernel refuses live "
+                      "frames; tun on tun)", choices=SENDERS)
     rate_pps: float | None = fld(None, "offered rate of the xdp sender, paced per 0.25 s "
                                  "(bursts at full speed); none = as fast as it goes",
                                  unit="pps", lo=1.0, hi=1e8)
