@@ -216,6 +216,10 @@ def test_veth_copy_rxdrop_brief_run(compiled):
     for c in ("cpu0", "cpu1"):
         assert {"usr", "sys", "softirq", "idle"} <= set(res.extra["cpu_split"][c])
     assert res.extra["kernel"]["ethtool"]["vb"]["rx_queue_0_xdp_redirect"] > 0
+    # auto's sender: xdp, or xsk where the kernel refuses live frames (the report says why)
+    assert res.config.resolved_sender() == ("xsk" if LIVE_WHY else "xdp")
+    assert ("sender_note" in res.extra["real"]) == bool(LIVE_WHY)
+    assert (LIVE_WHY in res.report()) == bool(LIVE_WHY)
     assert set(res.counters) <= set(stats.NAMES)
     assert res.extra["real"]["cpu_mhz"] > 0
     json.loads(res.to_json_text())

@@ -84,7 +84,7 @@ def measure(cfg: MeasureConfig, progress=None) -> R.Measured:
     """Check, build the topology, run ``cfg.repeats`` windows, tear down, aggregate."""
     check_environment()
     cfg.check()
-    cfg = sender_here(cfg)
+    asked, cfg = cfg, sender_here(cfg)
     xsk.compile_all()  # before forking: the workers start compiled
     runs = []
     with exclusive(), T.signals_as_exceptions(), T.Topology(cfg.device) as topo:
@@ -93,6 +93,8 @@ def measure(cfg: MeasureConfig, progress=None) -> R.Measured:
                 "app": {"netns": topo.app[0], "dev": topo.app[1], "ip": topo.app[2]},
                 "peer": {"netns": topo.peer[0], "dev": topo.peer[1], "ip": topo.peer[2]}}
         hz = (meta["cpu_mhz"] or 1000.0) * 1e6
+        if cfg.sender != asked.sender:  # auto's xdp sender refused: the report says why
+            meta["sender_note"] = f"auto, xdp refused: {live_frames()}"
         for i in range(cfg.repeats):
             runs.append(run_once(cfg, topo, hz))
             if progress:

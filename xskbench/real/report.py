@@ -17,7 +17,9 @@ def render(res) -> str:
     lines = [
         f"real {c.device} {c.mode} {c.workload}: {c.packet_size} B frames, batch {c.batch}, "
         f"ring {c.ring} (fill {2 * c.ring}), need_wakeup {'on' if c.need_wakeup else 'off'}, "
-        f"wait {c.wait}, {c.xdp_mode} XDP; sender {c.resolved_sender()} on cpu{c.peer_cpu}, "
+        f"wait {c.wait}, {c.xdp_mode} XDP; sender {c.resolved_sender()}"
+        + (f" [{x['real']['sender_note']}]" if "sender_note" in x.get("real", {}) else "")
+        + f" on cpu{c.peer_cpu}, "
         f"app on cpu{c.app_cpu}; {x['repeats']} x {c.duration:g} s after {c.warmup:g} s "
         "warm-up",
     ]
