@@ -14,12 +14,14 @@ def _mpps(pps: float) -> str:
 
 def render(res) -> str:
     c, x = res.config, res.extra
+    # the peer sends rxdrop's and l2fwd's traffic; in txonly it is the sink
+    peer = "sink" if c.workload == "txonly" else f"sender {c.resolved_sender()}"
+    if "sender_note" in x.get("real", {}):
+        peer += f" [{x['real']['sender_note']}]"
     lines = [
         f"real {c.device} {c.mode} {c.workload}: {c.packet_size} B frames, batch {c.batch}, "
         f"ring {c.ring} (fill {2 * c.ring}), need_wakeup {'on' if c.need_wakeup else 'off'}, "
-        f"wait {c.wait}, {c.xdp_mode} XDP; sender {c.resolved_sender()}"
-        + (f" [{x['real']['sender_note']}]" if "sender_note" in x.get("real", {}) else "")
-        + f" on cpu{c.peer_cpu}, "
+        f"wait {c.wait}, {c.xdp_mode} XDP; {peer} on cpu{c.peer_cpu}, "
         f"app on cpu{c.app_cpu}; {x['repeats']} x {c.duration:g} s after {c.warmup:g} s "
         "warm-up",
     ]
