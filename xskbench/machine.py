@@ -78,7 +78,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
         L.H_OWN: a.alloc("own", x.umem_frames), L.H_FTS: a.alloc("fts", x.umem_frames),
         L.H_FLEN: a.alloc("flen", x.umem_frames), L.H_APPSTK: a.alloc("appstk", x.umem_frames),
         L.H_POOL: a.alloc("pool", x.umem_frames), L.H_SCR: a.alloc("scr", L.SCR_WORDS),
-        L.H_LAT: a.alloc("lat", L.LAT_BINS), L.H_QLOG: a.alloc("qlog", 4 * L.QLOG_LEN),
+        L.H_LAT: a.alloc("lat", L.LAT_BINS), L.H_QLOG: a.alloc("qlog", L.QLOG_LEN),
         L.H_IDLELOG: a.alloc("idlelog", len(contexts) * L.IDLELOG_WORDS),
         L.H_TS: a.alloc("ts", TS_POINTS * (1 + len(RING_NAMES))),
         L.H_TS_RINGS: a.alloc("ts_rings", len(RING_NAMES)),

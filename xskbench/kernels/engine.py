@@ -216,8 +216,8 @@ def steady_poll(m, c, op, q):
     """Whether an idle quantum of ``c`` that charges one call of ``op``, ``q`` cycles, is
     the same as its last idle one (``_as_last_idle``): steady, so it would be parked."""
     base = m[H_IDLELOG] + c * IDLELOG_WORDS
-    return (m[ix(base)] == 1 and m[ix(base + 1)] == q and m[ix(base + 2)] == op
-            and m[ix(base + 3)] == 1 and m[ix(base + 4)] == 0 and m[ix(base + 5)] == m[H_QLABEL])
+    return (m[ix(base)] == 1 and m[ix(base + 1)] == q
+            and m[ix(base + 2)] == log_word(op, 1, m[H_QLABEL]))
 
 
 @njit(cache=True)
@@ -228,14 +228,11 @@ def as_last_idle_log(m, c, q, log, k):
     base, label = m[H_IDLELOG] + c * IDLELOG_WORDS, m[H_QLABEL]
     same = m[ix(base)] == k and m[ix(base + 1)] == q
     for i in range(k):
-        e = base + 2 + 4 * i
-        same = same and (m[ix(e)] == log[i][0] and m[ix(e + 1)] == log[i][1]
-                         and m[ix(e + 2)] == 0 and m[ix(e + 3)] == label)
+        same = same and m[ix(base + 2 + i)] == log_word(log[i][0], log[i][1], label)
     if not same:
         m[ix(base)], m[ix(base + 1)] = k, q
         for i in range(k):
-            e = base + 2 + 4 * i
-            m[ix(e)], m[ix(e + 1)], m[ix(e + 2)], m[ix(e + 3)] = log[i][0], log[i][1], 0, label
+            m[ix(base + 2 + i)] = log_word(log[i][0], log[i][1], label)
     return same
 
 
@@ -262,7 +259,7 @@ def folded(m, c, quanta, t, q, moved, idle, prev_idle, idle_cycles, park):
     cx_set(m, c, CX_READY, t + q)  # it polls again at once
     if idle:
         base = m[H_IDLELOG] + c * IDLELOG_WORDS
-        for i in range(4 * m[ix(base)]):  # its log: the last idle one's
+        for i in range(m[ix(base)]):  # its log: the last idle one's
             m[ix(m[H_QLOG] + i)] = m[ix(base + 2 + i)]
         m[H_QLOG_N] = m[ix(base)]
         m[H_QIDLED] = 1
@@ -469,12 +466,22 @@ def _log(m, code, n, nbytes):
         return
     k = m[H_QLOG_N]
     if k < QLOG_LEN:
-        base = m[H_QLOG] + 4 * k
-        m[ix(base)] = code
-        m[ix(base + 1)] = n
-        m[ix(base + 2)] = nbytes
-        m[ix(base + 3)] = m[H_QLABEL]
+        label = m[H_QLABEL]
+        if nbytes == 0 and 0 <= n < LOG_N_LIMIT and label < LOG_LABEL_LIMIT:
+            m[ix(m[H_QLOG] + k)] = log_word(code, n, label)
+        else:  # a poll that moves bytes is no steady idle one: not replayed
+            k = QLOG_LEN
     m[H_QLOG_N] = k + 1
+
+
+# a log entry is one word: code (from DRAW up), label and calls, packed (one store per charge)
+LOG_CODE_OFF, LOG_N_LIMIT, LOG_LABEL_LIMIT = 1 << 21, 1 << 32, 1 << 8
+
+
+@njit(cache=True, inline="always")
+def log_word(code, n, label):
+    """A quantum log entry: ``n`` calls of ``code`` charged to ``label`` (no bytes)."""
+    return ((code + LOG_CODE_OFF) << 40) | (label << 32) | n
 
 
 DRAW = -(1 << 20)  # quantum log code of a random draw: a replay draws as often (values unused)
@@ -630,13 +637,13 @@ def _as_last_idle(m, c, k):
     base, log = m[H_IDLELOG] + c * IDLELOG_WORDS, m[H_QLOG]
     m[H_QIDLED] = 1
     if m[ix(base)] == k and m[ix(base + 1)] == m[H_QACC]:
-        for i in range(4 * k):
+        for i in range(k):
             if m[ix(base + 2 + i)] != m[ix(log + i)]:
                 break
         else:
             return True
     m[ix(base)], m[ix(base + 1)] = k, m[H_QACC]
-    for i in range(4 * k):
+    for i in range(k):
         m[ix(base + 2 + i)] = m[ix(log + i)]
     return False
 
@@ -699,20 +706,20 @@ def spin_until(m, cc, cb, hzn, seen):
     reps = replays(t0, q, m[H_QREAD] - t0, hzn, seen, end)
     if reps <= 0:
         return True
-    label = m[H_QLABEL]
+    label, log = m[H_QLABEL], m[H_QLOG]
     for i in range(k):
-        if m[ix(m[H_QLOG] + 4 * i + 3)] != label:  # the replay charges another label too
-            switch_label(m, label)
+        if (m[ix(log + i)] >> 32) & (LOG_LABEL_LIMIT - 1) != label:  # the replay charges
+            switch_label(m, label)  # another label too
     for i in range(k):
-        base = m[H_QLOG] + 4 * i
-        code, n, nbytes = m[ix(base)], m[ix(base + 1)] * reps, m[ix(base + 2)] * reps
+        w = m[ix(log + i)]
+        code, n = (w >> 40) - LOG_CODE_OFF, (w & (LOG_N_LIMIT - 1)) * reps
         if code == DRAW:  # keep the seeded stream where quantum by quantum would leave it
             skip(m, n)
         elif code < 0:
             m[ix(m[H_CNT] - 1 - code)] += n
         else:
-            set_label(m, m[ix(base + 3)])
-            m[H_QACC] += book(m, cc, cb, code, n, nbytes)
+            set_label(m, (w >> 32) & (LOG_LABEL_LIMIT - 1))
+            m[H_QACC] += book(m, cc, cb, code, n, 0)
     set_label(m, label)
     return True
 

@@ -133,7 +133,7 @@ CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length,
 # of contexts that write nothing its idle poll reads)
 (CX_WATCH,) = _cx.take(1)
 # engine.spin_until replays a quantum only once one like it has run: per context, the log
-# of its last idle quantum (its entries, its length, then the entries' 4 words each)
+# of its last idle quantum (its entries, its length, then the entries: engine.log_word)
 (H_IDLELOG,) = _core.take(1)
 # the running quantum was compared with (or became) its context's last idle log: an idle
 # quantum that was not (too long a log, a refresh left uncharged) voids it (engine._settle)
@@ -141,7 +141,7 @@ CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length,
 # the running quantum's label's rows (engine.set_label): where book() adds its calls, bytes
 # and cycles, without a product and three header words per charge
 H_LOPS, H_LOPB, H_LBUSY = _core.take(3)
-IDLELOG_WORDS = 2 + 4 * QLOG_LEN
+IDLELOG_WORDS = 2 + QLOG_LEN
 
 
 class Arena:
