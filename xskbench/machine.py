@@ -63,6 +63,7 @@ def build(cfg, hz, contexts, extra_labels=None, dev_words=None):
     for name, cpu in (extra_labels or {}).items():
         label_cpu.setdefault(name, cpu)
     labels = list(label_cpu)
+    assert len(labels) <= L.LOG_LABEL_LIMIT, "more labels than a quantum log entry holds"
     a = L.Arena()
     nl, no, ns, ncpu = len(labels), ops.N_OPS, stats.N_STATS, max(c.cpu for c in contexts) + 1
     off = {

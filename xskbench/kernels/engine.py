@@ -93,6 +93,9 @@ from .layout import (
     IDLELOG_WORDS,
     INF,
     LAT_BINS,
+    LOG_CODE_OFF,
+    LOG_LABEL_LIMIT,
+    LOG_N_LIMIT,
     PRIO_SOFTIRQ,
     PRIO_THREAD,
     QLOG_LEN,
@@ -472,10 +475,6 @@ def _log(m, code, n, nbytes):
         else:  # a poll that moves bytes is no steady idle one: not replayed
             k = QLOG_LEN
     m[H_QLOG_N] = k + 1
-
-
-# a log entry is one word: code (from DRAW up), label and calls, packed (one store per charge)
-LOG_CODE_OFF, LOG_N_LIMIT, LOG_LABEL_LIMIT = 1 << 21, 1 << 32, 1 << 8
 
 
 @njit(cache=True, inline="always")

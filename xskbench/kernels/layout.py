@@ -123,6 +123,8 @@ WORKLOADS = ("txonly", "rxdrop", "l2fwd")
 LAT_BINS = 160  # latency histogram over cycles: 4 bins per octave
 SCR_WORDS = 2 * 4096  # scratch for batches of descriptors (addr, len)
 QLOG_LEN = 32  # charges remembered per quantum, to replay an idle spin
+# a log entry is one word (engine.log_word): code (from engine.DRAW up), label and calls
+LOG_CODE_OFF, LOG_N_LIMIT, LOG_LABEL_LIMIT = 1 << 21, 1 << 32, 1 << 8
 
 # --- fault injection (kernels/faults.py): context words ------------------------------------
 CX_STALL, CX_STALL_PER = _cx.take(2)  # a context's descheduling window: length, period (0 = none)
