@@ -483,6 +483,12 @@ def log_word(code, n, label):
     return ((code + LOG_CODE_OFF) << 40) | (label << 32) | n
 
 
+@njit(cache=True, inline="always")
+def log_entry(w):
+    """A quantum log entry's (code, calls, label): ``log_word`` undone."""
+    return (w >> 40) - LOG_CODE_OFF, w & (LOG_N_LIMIT - 1), (w >> 32) & (LOG_LABEL_LIMIT - 1)
+
+
 DRAW = -(1 << 20)  # quantum log code of a random draw: a replay draws as often (values unused)
 
 
@@ -707,17 +713,17 @@ def spin_until(m, cc, cb, hzn, seen):
         return True
     label, log = m[H_QLABEL], m[H_QLOG]
     for i in range(k):
-        if (m[ix(log + i)] >> 32) & (LOG_LABEL_LIMIT - 1) != label:  # the replay charges
-            switch_label(m, label)  # another label too
+        if log_entry(m[ix(log + i)])[2] != label:  # the replay charges another label too
+            switch_label(m, label)
     for i in range(k):
-        w = m[ix(log + i)]
-        code, n = (w >> 40) - LOG_CODE_OFF, (w & (LOG_N_LIMIT - 1)) * reps
+        code, calls, lab = log_entry(m[ix(log + i)])
+        n = calls * reps
         if code == DRAW:  # keep the seeded stream where quantum by quantum would leave it
             skip(m, n)
         elif code < 0:
             m[ix(m[H_CNT] - 1 - code)] += n
         else:
-            set_label(m, (w >> 32) & (LOG_LABEL_LIMIT - 1))
+            set_label(m, lab)
             m[H_QACC] += book(m, cc, cb, code, n, 0)
     set_label(m, label)
     return True
