@@ -109,6 +109,29 @@ def test_controls_are_generic_for_a_new_section():
     assert limit.value is None
 
 
+def test_a_change_is_one_comm_message_per_figure(monkeypatch):
+    """Each figure's redraw reaches the page as one message (plotly would send four: both
+    edit ids, the update, then None), carrying the update and both edit ids."""
+    ex = Explorer(sweep_key=None)
+    ex._show_figures()  # open the comms, as the page's bundle loader would
+    sent = {name: [] for name in ex.figures}
+    for name, fw in ex.figures.items():
+        assert fw.comm is not None
+        monkeypatch.setattr(fw, "_send", lambda msg, buffers=None, name=name:
+                            sent[name].append(msg))
+    ex.controls["xsk.need_wakeup"].value = not ex.controls["xsk.need_wakeup"].value
+    assert ex.error == ""
+    for name in ("cpu", "profile", "occupancy"):
+        (msg,) = sent[name]
+        state = msg["state"]
+        update = state["_py2js_update"]
+        assert msg["method"] == "update"
+        assert update["layout_edit_id"] == state["_last_layout_edit_id"] > 0
+        assert update["trace_edit_id"] == state["_last_trace_edit_id"] > 0
+        assert update["style_data"] or update["layout_data"]
+    assert not ex.figures["cpu"]._layout_edit_in_process  # nothing waits for the page
+
+
 def test_changing_a_control_updates_the_figures(ex):
     cpu = ex.figures["cpu"]
     before_title = cpu.layout.title.text

@@ -496,6 +496,23 @@ class FigureWidget(go.FigureWidget):
         self._xsk_deferred = False
         self.open()
 
+    def _send_update_msg(self, restyle_data: dict, relayout_data: dict,
+                         trace_indexes: Any = None, source_view_id: Any = None) -> None:
+        """plotly's Plotly.update message as one comm message, not four: plotly sets both
+        edit ids, the update and then ``None`` (so that an equal update fires again), each
+        a message the page handles in a task of its own (1-6 ms each on 8 Dec).  The edit
+        ids make every update differ.  The page never reports an edit back (the loader's
+        patch), so none stays in process."""
+        with self.hold_sync():
+            self._last_trace_edit_id += 1
+            self._last_layout_edit_id += 1
+            self._py2js_update = {
+                "style_data": restyle_data, "layout_data": relayout_data,
+                "style_traces": self._normalize_trace_indexes(trace_indexes),
+                "trace_edit_id": self._last_trace_edit_id,
+                "layout_edit_id": self._last_layout_edit_id,
+                "source_view_id": source_view_id}
+
 
 def _sized(spec: plotting.Spec, width: int = FIG_WIDTH) -> plotting.Spec:
     data, layout = spec
