@@ -3,7 +3,8 @@ perf_profile.py names numba's jitted functions from their mangled symbols; ff_gr
 random sweep saves the configurations whose fast-forward differs; ab.py and ab_inproc.py
 compare two trees; quantum_parts.py times the steps of an idle host poll on a real arena;
 entries_grid.py counts each context's engine entries per packet over a grid;
-access_profile.py counts the arena words each kernel function reads and writes."""
+access_profile.py counts the arena words each kernel function reads and writes;
+browser_latency.py reads the kernel's part of a change from the Explorer's status line."""
 import json
 import os
 import subprocess
@@ -196,3 +197,14 @@ def test_quantum_parts_times_each_step_of_an_idle_host_poll(capsys):
     rows = capsys.readouterr().out.splitlines()[1:]
     assert [r.split()[-3] for r in rows][1:] == list(quantum_parts.PARTS[1:])
     assert all(float(r.split()[-2]) > 0 for r in rows)  # ns per call with the parts so far
+
+
+def test_browser_latency_reads_the_kernel_callback_from_the_explorer_status():
+    """``browser_latency.py --breakdown`` takes the kernel's part from the status line."""
+    import browser_latency
+    from xskbench.widgets import Explorer
+
+    ex = Explorer(sweep_key=None)
+    ex.controls["xsk.batch_size"].value = 32
+    ran, drawn = map(int, browser_latency.STATUS_MS.search(ex.status.value).groups())
+    assert abs(ran + drawn - ex.last_update_s * 1e3) <= 2  # each rounded to a ms
