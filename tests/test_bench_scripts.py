@@ -13,6 +13,7 @@ import sys
 import ab
 import ab_inproc
 import bench
+import browser_latency
 import entries_grid
 import ff_grid
 import numpy as np
@@ -201,8 +202,6 @@ def test_quantum_parts_times_each_step_of_an_idle_host_poll(capsys):
 
 def test_browser_latency_reads_the_kernel_callback_from_the_explorer_status():
     """``browser_latency.py --breakdown`` takes the kernel's part from the status line."""
-    import browser_latency
-
     from xskbench.widgets import Explorer
 
     ex = Explorer(sweep_key=None)

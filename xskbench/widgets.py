@@ -492,6 +492,7 @@ class FigureWidget(go.FigureWidget):
             return
         self._widget_data = copy.deepcopy(self._data)
         self._widget_layout = copy.deepcopy(self._layout_obj._props)
+        self._py2js_update = None  # the figure above has every update already
         self._layout_edit_in_process = self._trace_edit_in_process = False
         self._xsk_deferred = False
         self.open()
