@@ -63,8 +63,8 @@ JS_TIME_UPDATES = """key => globalThis[Symbol.for(key)].then(mod => {
     view.do_update = function () {
         const t0 = performance.now();
         update.call(this);
-        const fig = [...this.el.closest("[class*=xsk-fig-]").classList]
-            .find(c => c.startsWith("xsk-fig-"));
+        const box = this.el.closest("[class*=xsk-fig-]");  // every Explorer figure has one
+        const fig = box ? [...box.classList].find(c => c.startsWith("xsk-fig-")) : "other";
         window.__xskUpdates.push([t0 - window.__xsk.t0, performance.now() - t0, fig]);
     };
 })"""
